@@ -1,0 +1,250 @@
+"""KV-cache arithmetic: pure functions from a model's geometry and an element type to bytes.
+
+Conventions (docs/conventions.md explains them with a worked example per kind):
+- logical bytes: no block or page rounding, no padding, no tensor-parallel replication;
+- at context L a sliding-window layer holds exactly min(L, W) tokens;
+- the fixed per-sequence state (linear attention, Mamba) has its own element type;
+- values are exact ``Fraction``s: sub-byte types and scale overheads stay exact.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+from kvrecords.geometry import Attention, LeafGroup, Model, TokenElements
+from kvrecords.units import format_exact
+
+VALUE_BITS: dict[str, int] = {
+    "fp32": 32,
+    "fp16": 16,
+    "bf16": 16,
+    "fp8": 8,
+    "int8": 8,
+    "fp4": 4,
+    "int4": 4,
+    "int3": 3,
+    "int2": 2,
+}
+ALIASES: dict[str, str] = {
+    "float32": "fp32",
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "fp8_e4m3": "fp8",
+    "fp8_e5m2": "fp8",
+}
+# Per-group scale (and zero point) in fp16, as in KIVI: 32 bits shared by G values.
+GROUP_SCALE_AND_ZERO_BITS = 32
+# Per token and head: one fp32 scale for each cached head vector.
+VECTOR_SCALE_BYTES = 4
+DTYPE_FORMS = (
+    "bf16, fp16, fp32, fp8, int8, int4, fp4, int3, int2; nvfp4 (fp4 + one fp8 scale per 16 "
+    "values); mxfp4 (fp4 + one 8-bit scale per 32 values); <type>-g<G> (fp16 scale and zero "
+    "per group of G values, KIVI-style); <type>-per-token-head (one fp32 scale per cached "
+    "head vector)"
+)
+_DTYPE_RE = re.compile(r"^(?P<base>[a-z0-9_]+?)(?:-g(?P<group>[1-9]\d*)|(?P<pth>-per-token-head))?$")
+
+
+@dataclass(frozen=True)
+class ElementType:
+    """How one cached value is stored, with the scale overhead its quantization carries."""
+
+    name: str
+    value_bits: int
+    group_size: int | None = None
+    group_scale_bits: int = 0
+    vector_scale_bytes: int = 0
+
+    def bytes_for(self, token: TokenElements) -> Fraction:
+        bits = Fraction(token.elements * self.value_bits)
+        if self.group_size is not None:
+            bits += Fraction(token.elements * self.group_scale_bits, self.group_size)
+        return bits / 8 + token.vectors * self.vector_scale_bytes
+
+    def element_formula(self) -> str:
+        """What one element costs, as the formulas print it."""
+        if self.group_size is None:
+            return f"{format_exact(Fraction(self.value_bits, 8))} B"
+        return f"({self.value_bits} + {self.group_scale_bits}/{self.group_size})/8 B"
+
+
+def parse_element_type(name: str) -> ElementType:
+    """An element type from its name; ``ValueError`` names the valid forms."""
+    match = _DTYPE_RE.match(name.strip().lower())
+    if match is None:
+        raise ValueError(f"unknown element type {name!r}; valid: {DTYPE_FORMS}")
+    base = ALIASES.get(match["base"], match["base"])
+    if base == "nvfp4" and not match["group"] and not match["pth"]:
+        return ElementType("nvfp4", 4, group_size=16, group_scale_bits=8)
+    if base == "mxfp4" and not match["group"] and not match["pth"]:
+        return ElementType("mxfp4", 4, group_size=32, group_scale_bits=8)
+    if base not in VALUE_BITS:
+        raise ValueError(f"unknown element type {name!r}; valid: {DTYPE_FORMS}")
+    if match["group"]:
+        group_size = int(match["group"])
+        return ElementType(f"{base}-g{group_size}", VALUE_BITS[base], group_size, 32)
+    if match["pth"]:
+        return ElementType(
+            f"{base}-per-token-head", VALUE_BITS[base], vector_scale_bytes=VECTOR_SCALE_BYTES
+        )
+    return ElementType(base, VALUE_BITS[base])
+
+
+LAYER_BASES = ("cache", "full_attention", "all_layers_as_full_attention")
+LAYER_BASIS_MEANING = {
+    "cache": "every layer as the model is: windows capped, shared and state layers add nothing",
+    "full_attention": "only the full-attention layers (no window, no MLA, no state)",
+    "all_layers_as_full_attention": (
+        "counterfactual: every layer of the model as full attention with the model's "
+        "full-attention geometry, no window"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class GroupCost:
+    """One leaf group's share of the cache, at one context."""
+
+    group: LeafGroup
+    bytes_per_token: Fraction | None  # all layers of the group, while they still grow
+    tokens_held: int
+    state_bytes: Fraction | None  # per sequence, all layers of the group
+    token_formula: str
+    state_formula: str
+
+    @property
+    def kv_bytes(self) -> Fraction | None:
+        if self.bytes_per_token is None:
+            return None
+        return self.bytes_per_token * self.tokens_held
+
+
+@dataclass(frozen=True)
+class KvReport:
+    """The KV arithmetic of one model for one element type, context and layer basis."""
+
+    model: Model
+    dtype: ElementType
+    state_dtype: ElementType
+    context_tokens: int
+    layers_counted: str
+    groups: tuple[GroupCost, ...]
+
+    @property
+    def bytes_per_token(self) -> Fraction | None:
+        """Bytes each new token adds while every layer still grows (no window reached)."""
+        return _total(cost.bytes_per_token for cost in self.groups)
+
+    @property
+    def kv_bytes_at_context(self) -> Fraction | None:
+        return _total(cost.kv_bytes for cost in self.groups)
+
+    @property
+    def fixed_state_bytes(self) -> Fraction | None:
+        return _total(cost.state_bytes for cost in self.groups)
+
+    def formula(self) -> str:
+        """The per-token formula of every group that caches tokens, joined."""
+        terms = [cost.token_formula for cost in self.groups if cost.bytes_per_token != 0]
+        return " + ".join(terms) if terms else "0 B"
+
+
+def _total(values: object) -> Fraction | None:
+    total = Fraction(0)
+    for value in values:  # type: ignore[attr-defined]
+        if value is None:
+            return None
+        total += value
+    return total
+
+
+def full_attention_geometry(model: Model) -> Attention:
+    """The model's full-attention layer shape (a window layer's, without the window, if none)."""
+    attention = [g for g in model.leaf_groups() if isinstance(g, Attention)]
+    if not attention:
+        raise ValueError(f"model {model.id} has no attention layers to extend to every layer")
+    full = [g for g in attention if g.window is None]
+    template = (full or attention)[0]
+    return Attention(model.num_layers, template.kv_heads, template.head_dim, template.v_head_dim)
+
+
+def counted_groups(model: Model, layers_counted: str) -> tuple[LeafGroup, ...]:
+    if layers_counted == "cache":
+        return model.leaf_groups()
+    if layers_counted == "full_attention":
+        return tuple(
+            g for g in model.leaf_groups() if isinstance(g, Attention) and g.window is None
+        )
+    if layers_counted == "all_layers_as_full_attention":
+        return (full_attention_geometry(model),)
+    raise ValueError(f"unknown layer basis {layers_counted!r}; valid: {', '.join(LAYER_BASES)}")
+
+
+def group_cost(
+    group: LeafGroup, dtype: ElementType, state_dtype: ElementType, context_tokens: int
+) -> GroupCost:
+    token = group.token_elements()
+    layers = group.layers
+    tokens_held = context_tokens if group.window is None else min(context_tokens, group.window)
+    per_token = None if token is None else layers * dtype.bytes_for(token)
+    state = group.state_elements()
+    state_bytes = None if state is None else layers * state * Fraction(state_dtype.value_bits, 8)
+    return GroupCost(
+        group=group,
+        bytes_per_token=per_token,
+        tokens_held=tokens_held,
+        state_bytes=state_bytes,
+        token_formula=_token_formula(group, dtype, per_token),
+        state_formula=_state_formula(group, state_dtype, state_bytes),
+    )
+
+
+def _token_formula(group: LeafGroup, dtype: ElementType, per_token: Fraction | None) -> str:
+    if not isinstance(group, Attention) and group.kind != "mla":
+        return f"{group.layers} {group.kind} layers x 0 B"
+    shape = group.token_formula()  # type: ignore[union-attr]
+    text = f"{group.layers} layers x {shape} x {dtype.element_formula()}"
+    if dtype.vector_scale_bytes:
+        token = group.token_elements()
+        vectors = "?" if token is None else str(token.vectors)
+        text += f" + {group.layers} layers x {vectors} vectors x {dtype.vector_scale_bytes} B"
+    result = "unknown" if per_token is None else f"{format_exact(per_token)} B/token"
+    return f"{text} = {result}"
+
+
+def _state_formula(group: LeafGroup, state_dtype: ElementType, state: Fraction | None) -> str:
+    if not hasattr(group, "state_formula"):
+        return ""
+    shape = group.state_formula()
+    result = "unknown" if state is None else f"{format_exact(state)} B"
+    return f"{group.layers} layers x [{shape}] x {state_dtype.element_formula()} = {result}"
+
+
+def kv_report(
+    model: Model,
+    dtype: ElementType,
+    context_tokens: int,
+    layers_counted: str = "cache",
+    state_dtype: ElementType | None = None,
+) -> KvReport:
+    """The arithmetic for ``model`` at ``context_tokens`` tokens on the given layer basis.
+
+    The fixed state belongs to the model's state layers; the counterfactual basis, where every
+    layer is full attention, has none.
+    """
+    if context_tokens < 0:
+        raise ValueError("context_tokens must not be negative")
+    state_type = state_dtype or default_state_dtype(model)
+    groups = list(counted_groups(model, layers_counted))
+    if layers_counted == "full_attention":
+        # The state layers still hold their state even when only attention is counted.
+        groups += [g for g in model.leaf_groups() if hasattr(g, "state_formula")]
+    costs = tuple(group_cost(g, dtype, state_type, context_tokens) for g in groups)
+    return KvReport(model, dtype, state_type, context_tokens, layers_counted, costs)
+
+
+def default_state_dtype(model: Model) -> ElementType:
+    """Engines keep state in the model's dtype by default; bf16 when the model does not say."""
+    return parse_element_type(model.dtype or "bf16")

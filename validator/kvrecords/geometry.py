@@ -1,0 +1,247 @@
+"""Model geometry: the layer groups of a model and what each layer caches.
+
+Each group reports, per layer, the elements it caches for every token (with how many cached
+vectors those elements form, for per-vector scales) and the elements of its fixed
+per-sequence state. A dimension the source does not publish is ``None``; anything computed
+from it is ``None`` too, never a guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+
+@dataclass(frozen=True)
+class TokenElements:
+    """Elements one layer caches per token, and the head vectors they form."""
+
+    elements: int
+    vectors: int
+
+
+def _product(*factors: int | None) -> int | None:
+    result = 1
+    for factor in factors:
+        if factor is None:
+            return None
+        result *= factor
+    return result
+
+
+@dataclass(frozen=True)
+class Attention:
+    """Full attention (MHA, GQA, MQA), or sliding-window attention when ``window`` is set."""
+
+    layers: int
+    kv_heads: int | None
+    head_dim: int | None
+    v_head_dim: int | None = None  # None: same as head_dim
+    window: int | None = None
+
+    @property
+    def kind(self) -> str:
+        return "sliding_window" if self.window is not None else "attention"
+
+    @property
+    def value_dim(self) -> int | None:
+        return self.head_dim if self.v_head_dim is None else self.v_head_dim
+
+    def token_elements(self) -> TokenElements | None:
+        if self.kv_heads is None or self.head_dim is None or self.value_dim is None:
+            return None
+        return TokenElements(self.kv_heads * (self.head_dim + self.value_dim), 2 * self.kv_heads)
+
+    def state_elements(self) -> int | None:
+        return 0
+
+    def token_formula(self) -> str:
+        return f"{self.kv_heads} kv heads x ({self.head_dim} + {self.value_dim})"
+
+
+@dataclass(frozen=True)
+class MultiHeadLatent:
+    """MLA (DeepSeek-V2/V3, Kimi K2): one compressed latent plus one shared rope key per token."""
+
+    layers: int
+    kv_lora_rank: int | None
+    qk_rope_head_dim: int | None
+    window: None = None
+    kind = "mla"
+
+    def token_elements(self) -> TokenElements | None:
+        if self.kv_lora_rank is None or self.qk_rope_head_dim is None:
+            return None
+        return TokenElements(self.kv_lora_rank + self.qk_rope_head_dim, 1)
+
+    def state_elements(self) -> int | None:
+        return 0
+
+    def token_formula(self) -> str:
+        return f"({self.kv_lora_rank} + {self.qk_rope_head_dim})"
+
+
+@dataclass(frozen=True)
+class GatedDeltaNet:
+    """Linear attention with a recurrent state (Gated DeltaNet): no per-token cache."""
+
+    layers: int
+    conv_kernel: int | None
+    key_heads: int | None
+    value_heads: int | None
+    key_head_dim: int | None
+    value_head_dim: int | None
+    window: None = None
+    kind = "linear_attention"
+
+    def token_elements(self) -> TokenElements | None:
+        return TokenElements(0, 0)
+
+    def conv_elements(self) -> int | None:
+        channels = [
+            _product(2, self.key_heads, self.key_head_dim),
+            _product(self.value_heads, self.value_head_dim),
+        ]
+        if self.conv_kernel is None or None in channels:
+            return None
+        return (self.conv_kernel - 1) * sum(c for c in channels if c is not None)
+
+    def recurrent_elements(self) -> int | None:
+        return _product(self.value_heads, self.value_head_dim, self.key_head_dim)
+
+    def state_elements(self) -> int | None:
+        conv, recurrent = self.conv_elements(), self.recurrent_elements()
+        return None if conv is None or recurrent is None else conv + recurrent
+
+    def state_formula(self) -> str:
+        return (
+            f"conv ({self.conv_kernel} - 1) x (2 x {self.key_heads} x {self.key_head_dim}"
+            f" + {self.value_heads} x {self.value_head_dim}) + recurrent {self.value_heads}"
+            f" x {self.value_head_dim} x {self.key_head_dim}"
+        )
+
+
+@dataclass(frozen=True)
+class Mamba1:
+    """Mamba-1 selective SSM: conv state (K-1) x d_inner plus SSM state d_inner x d_state."""
+
+    layers: int
+    d_inner: int | None
+    d_state: int | None
+    conv_kernel: int | None
+    window: None = None
+    kind = "mamba1"
+
+    def token_elements(self) -> TokenElements | None:
+        return TokenElements(0, 0)
+
+    def state_elements(self) -> int | None:
+        if self.d_inner is None or self.d_state is None or self.conv_kernel is None:
+            return None
+        return (self.conv_kernel - 1) * self.d_inner + self.d_inner * self.d_state
+
+    def state_formula(self) -> str:
+        return (
+            f"conv ({self.conv_kernel} - 1) x {self.d_inner}"
+            f" + ssm {self.d_inner} x {self.d_state}"
+        )
+
+
+@dataclass(frozen=True)
+class Mamba2:
+    """Mamba-2 SSD: conv over x, B and C plus an SSM state of heads x head_dim x d_state."""
+
+    layers: int
+    num_heads: int | None
+    head_dim: int | None
+    n_groups: int | None
+    d_state: int | None
+    conv_kernel: int | None
+    window: None = None
+    kind = "mamba2"
+
+    def token_elements(self) -> TokenElements | None:
+        return TokenElements(0, 0)
+
+    def state_elements(self) -> int | None:
+        d_inner = _product(self.num_heads, self.head_dim)
+        group_channels = _product(2, self.n_groups, self.d_state)
+        ssm = _product(self.num_heads, self.head_dim, self.d_state)
+        if d_inner is None or group_channels is None or ssm is None or self.conv_kernel is None:
+            return None
+        return (self.conv_kernel - 1) * (d_inner + group_channels) + ssm
+
+    def state_formula(self) -> str:
+        return (
+            f"conv ({self.conv_kernel} - 1) x ({self.num_heads} x {self.head_dim}"
+            f" + 2 x {self.n_groups} x {self.d_state}) + ssm {self.num_heads}"
+            f" x {self.head_dim} x {self.d_state}"
+        )
+
+
+@dataclass(frozen=True)
+class SharedCache:
+    """Layers that read another layer's cache and store nothing of their own."""
+
+    layers: int
+    shares_from: str
+    window: None = None
+    kind = "shared"
+
+    def token_elements(self) -> TokenElements | None:
+        return TokenElements(0, 0)
+
+    def state_elements(self) -> int | None:
+        return 0
+
+
+@dataclass(frozen=True)
+class NoCache:
+    """Layers with no token mixer (MLP-only blocks): nothing cached."""
+
+    layers: int
+    window: None = None
+    kind = "none"
+
+    def token_elements(self) -> TokenElements | None:
+        return TokenElements(0, 0)
+
+    def state_elements(self) -> int | None:
+        return 0
+
+
+LeafGroup = Union[Attention, MultiHeadLatent, GatedDeltaNet, Mamba1, Mamba2, SharedCache, NoCache]
+
+
+@dataclass(frozen=True)
+class Parallel:
+    """Layers that run several mixers side by side (Falcon-H1: attention and Mamba-2 in each)."""
+
+    layers: int
+    mixers: tuple[LeafGroup, ...]
+    kind = "parallel"
+
+
+LayerGroup = Union[LeafGroup, Parallel]
+
+
+@dataclass(frozen=True)
+class Model:
+    """A model's cache geometry. ``dtype`` is the weights' dtype, the default for state."""
+
+    id: str
+    name: str
+    num_layers: int
+    groups: tuple[LayerGroup, ...]
+    dtype: str | None = None
+    unknown: tuple[str, ...] = field(default=())
+
+    def leaf_groups(self) -> tuple[LeafGroup, ...]:
+        """Every cache-holding unit; a parallel group's mixers each span its layers."""
+        leaves: list[LeafGroup] = []
+        for group in self.groups:
+            leaves.extend(group.mixers if isinstance(group, Parallel) else (group,))
+        return tuple(leaves)
+
+    def layer_count_of_groups(self) -> int:
+        return sum(group.layers for group in self.groups)

@@ -1,0 +1,96 @@
+"""Model geometry files: from validated YAML data to ``geometry.Model``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from kvrecords.geometry import (
+    Attention,
+    GatedDeltaNet,
+    LayerGroup,
+    LeafGroup,
+    Mamba1,
+    Mamba2,
+    Model,
+    MultiHeadLatent,
+    NoCache,
+    Parallel,
+    SharedCache,
+)
+
+
+def leaf_from_data(data: dict[str, Any], layers: int) -> LeafGroup:
+    """One leaf group from its (schema-valid) mapping."""
+    kind = data["kind"]
+    if kind in ("attention", "sliding_window"):
+        return Attention(
+            layers,
+            data["kv_heads"],
+            data["head_dim"],
+            data.get("v_head_dim"),
+            data.get("window") if kind == "sliding_window" else None,
+        )
+    if kind == "mla":
+        return MultiHeadLatent(layers, data["kv_lora_rank"], data["qk_rope_head_dim"])
+    if kind == "linear_attention":
+        return GatedDeltaNet(
+            layers,
+            data["conv_kernel"],
+            data["key_heads"],
+            data["value_heads"],
+            data["key_head_dim"],
+            data["value_head_dim"],
+        )
+    if kind == "mamba1":
+        return Mamba1(layers, data["d_inner"], data["d_state"], data["conv_kernel"])
+    if kind == "mamba2":
+        return Mamba2(
+            layers,
+            data["num_heads"],
+            data["head_dim"],
+            data["n_groups"],
+            data["d_state"],
+            data["conv_kernel"],
+        )
+    if kind == "shared":
+        return SharedCache(layers, data["shares_from"])
+    if kind == "none":
+        return NoCache(layers)
+    raise ValueError(f"unknown layer group kind {kind!r}")
+
+
+def group_from_data(data: dict[str, Any]) -> LayerGroup:
+    layers = data["layers"]
+    if data["kind"] == "parallel":
+        return Parallel(layers, tuple(leaf_from_data(mixer, layers) for mixer in data["mixers"]))
+    return leaf_from_data(data, layers)
+
+
+def model_from_data(data: dict[str, Any]) -> Model:
+    """A ``Model`` from a model file's data, which must already satisfy the model schema."""
+    return Model(
+        id=data["id"],
+        name=data["name"],
+        num_layers=data["num_layers"],
+        groups=tuple(group_from_data(group) for group in data["layer_groups"]),
+        dtype=data.get("dtype"),
+        unknown=tuple(entry["field"] for entry in data.get("unknown", ())),
+    )
+
+
+def load_model_file(path: Path) -> Model:
+    """Read, schema-check and convert one model file; ``ValueError`` lists its problems.
+
+    For readers using the library from Python; the validator reports the same problems located.
+    """
+    from kvrecords.document import Document, read_document
+    from kvrecords.schemas import schema_problems
+
+    document = read_document(path, str(path))
+    if not isinstance(document, Document):
+        raise ValueError("; ".join(p.message for p in document))
+    problems = schema_problems(document, "model")
+    if problems:
+        raise ValueError("; ".join(f"{p.line}:{p.column} {p.message}" for p in problems))
+    return model_from_data(document.data)

@@ -1,0 +1,98 @@
+"""JSON Schema validation with every error located at a line and column of the file."""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from kvrecords.document import Document, JsonPath
+from kvrecords.problems import Problem
+from kvrecords.units import BYTE_UNITS, parse_number
+
+SCHEMA_NAMES = ("record", "model", "hardware")
+
+
+def schema_dir() -> Path:
+    """``schema/`` of the checkout: the schemas ship with the dataset, not the package."""
+    packaged = resources.files("kvrecords") / "schema"
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parents[2] / "schema"
+
+
+@functools.lru_cache(maxsize=None)
+def validator_for(name: str) -> Any:
+    """The compiled validator for one schema, built once per process."""
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads((schema_dir() / f"{name}.schema.json").read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def schema_problems(document: Document, name: str) -> list[Problem]:
+    """Every schema error in ``document``, each at the position of what it is about."""
+    validator = validator_for(name)
+    problems = []
+    for error in validator.iter_errors(document.data):
+        problems.append(_problem(document, _most_specific(error)))
+    return sorted(set(problems))
+
+
+def _most_specific(error: Any) -> Any:
+    """For oneOf/anyOf/if-then failures, the error from the branch that came closest."""
+    from jsonschema.exceptions import best_match
+
+    while error.context:
+        error = best_match(error.context)
+    return error
+
+
+def _problem(document: Document, error: Any) -> Problem:
+    path: JsonPath = tuple(error.absolute_path)
+    field = _dotted(path) or "the top level"
+    message = f"{field}: {error.message}"
+    on_key = False
+    if error.validator == "additionalProperties":
+        allowed = set(error.schema.get("properties", {}))
+        extras = sorted(k for k in error.instance if k not in allowed)
+        if extras:
+            path = (*path, extras[0])
+            on_key = True
+            message = (
+                f"{_dotted(path)}: unknown key {extras[0]!r}; allowed here: "
+                f"{', '.join(sorted(allowed))}"
+            )
+    elif error.validator == "required":
+        on_key = bool(path)
+    hint = _hint(error)
+    if hint:
+        message += f" ({hint})"
+    line, column = document.locate(path, key=on_key)
+    return Problem(document.path, line, column, "KV101", message)
+
+
+def _hint(error: Any) -> str:
+    """A nudge for the common slips."""
+    instance = error.instance
+    if isinstance(instance, str) and error.validator in ("type", "oneOf", "anyOf", "pattern"):
+        number = parse_number(instance)
+        if number is not None and "," in instance:
+            return f"write {number.value} without thousands separators; YAML reads {instance} as text"
+        unit = instance.split()[-1] if instance.split() else ""
+        lowered = {u.lower(): u for u in BYTE_UNITS}
+        if unit not in BYTE_UNITS and unit.lower() in lowered:
+            return f"units are case-sensitive: {lowered[unit.lower()]} (GiB = 2^30 B, GB = 10^9 B)"
+    if isinstance(instance, bool) and error.validator == "type":
+        return "a boolean here; write a number, or null with the reason in prose"
+    return ""
+
+
+def _dotted(path: JsonPath) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
