@@ -146,9 +146,11 @@ class KvReport:
         return _total(cost.state_bytes for cost in self.groups)
 
     def formula(self) -> str:
-        """The per-token formula of every group that caches tokens, joined."""
-        terms = [cost.token_formula for cost in self.groups if cost.bytes_per_token != 0]
-        return " + ".join(terms) if terms else "0 B"
+        """The per-token arithmetic of every group that caches tokens, with the total."""
+        terms = [cost.token_formula.rsplit(" = ", 1)[0] for cost in self.groups if cost.bytes_per_token != 0]
+        total = self.bytes_per_token
+        result = "unknown" if total is None else f"{format_exact(total)} B/token"
+        return f"{' + '.join(terms) or '0 B'} = {result}"
 
 
 def _total(values: object) -> Fraction | None:

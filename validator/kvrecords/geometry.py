@@ -20,6 +20,11 @@ class TokenElements:
     vectors: int
 
 
+def _shown(value: int | None) -> str:
+    """A dimension in a formula; '?' when the source does not publish it."""
+    return "?" if value is None else str(value)
+
+
 def _product(*factors: int | None) -> int | None:
     result = 1
     for factor in factors:
@@ -56,7 +61,7 @@ class Attention:
         return 0
 
     def token_formula(self) -> str:
-        return f"{self.kv_heads} kv heads x ({self.head_dim} + {self.value_dim})"
+        return f"{_shown(self.kv_heads)} kv heads x ({_shown(self.head_dim)} + {_shown(self.value_dim)})"
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,7 @@ class MultiHeadLatent:
         return 0
 
     def token_formula(self) -> str:
-        return f"({self.kv_lora_rank} + {self.qk_rope_head_dim})"
+        return f"({_shown(self.kv_lora_rank)} + {_shown(self.qk_rope_head_dim)})"
 
 
 @dataclass(frozen=True)
@@ -115,9 +120,9 @@ class GatedDeltaNet:
 
     def state_formula(self) -> str:
         return (
-            f"conv ({self.conv_kernel} - 1) x (2 x {self.key_heads} x {self.key_head_dim}"
-            f" + {self.value_heads} x {self.value_head_dim}) + recurrent {self.value_heads}"
-            f" x {self.value_head_dim} x {self.key_head_dim}"
+            f"conv ({_shown(self.conv_kernel)} - 1) x (2 x {_shown(self.key_heads)} x {_shown(self.key_head_dim)}"
+            f" + {_shown(self.value_heads)} x {_shown(self.value_head_dim)}) + recurrent {_shown(self.value_heads)}"
+            f" x {_shown(self.value_head_dim)} x {_shown(self.key_head_dim)}"
         )
 
 
@@ -142,8 +147,8 @@ class Mamba1:
 
     def state_formula(self) -> str:
         return (
-            f"conv ({self.conv_kernel} - 1) x {self.d_inner}"
-            f" + ssm {self.d_inner} x {self.d_state}"
+            f"conv ({_shown(self.conv_kernel)} - 1) x {_shown(self.d_inner)}"
+            f" + ssm {_shown(self.d_inner)} x {_shown(self.d_state)}"
         )
 
 
@@ -173,9 +178,9 @@ class Mamba2:
 
     def state_formula(self) -> str:
         return (
-            f"conv ({self.conv_kernel} - 1) x ({self.num_heads} x {self.head_dim}"
-            f" + 2 x {self.n_groups} x {self.d_state}) + ssm {self.num_heads}"
-            f" x {self.head_dim} x {self.d_state}"
+            f"conv ({_shown(self.conv_kernel)} - 1) x ({_shown(self.num_heads)} x {_shown(self.head_dim)}"
+            f" + 2 x {_shown(self.n_groups)} x {_shown(self.d_state)}) + ssm {_shown(self.num_heads)}"
+            f" x {_shown(self.head_dim)} x {_shown(self.d_state)}"
         )
 
 

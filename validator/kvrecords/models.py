@@ -83,14 +83,19 @@ def load_model_file(path: Path) -> Model:
     """Read, schema-check and convert one model file; ``ValueError`` lists its problems.
 
     For readers using the library from Python; the validator reports the same problems located.
+    The schema is the one of the dataset the file belongs to.
     """
+    from kvrecords.dataset import SCHEMA_DIR, find_root
     from kvrecords.document import Document, read_document
     from kvrecords.schemas import schema_problems
 
+    root = find_root(path.parent)
+    if root is None:
+        raise ValueError(f"{path} is not inside a dataset (no schema/ and models/ above it)")
     document = read_document(path, str(path))
     if not isinstance(document, Document):
         raise ValueError("; ".join(p.message for p in document))
-    problems = schema_problems(document, "model")
+    problems = schema_problems(document, "model", root / SCHEMA_DIR)
     if problems:
         raise ValueError("; ".join(f"{p.line}:{p.column} {p.message}" for p in problems))
     return model_from_data(document.data)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -15,27 +14,23 @@ from kvrecords.units import BYTE_UNITS, parse_number
 SCHEMA_NAMES = ("record", "model", "hardware")
 
 
-def schema_dir() -> Path:
-    """``schema/`` of the checkout: the schemas ship with the dataset, not the package."""
-    packaged = resources.files("kvrecords") / "schema"
-    if packaged.is_dir():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parents[2] / "schema"
-
-
 @functools.lru_cache(maxsize=None)
-def validator_for(name: str) -> Any:
-    """The compiled validator for one schema, built once per process."""
+def validator_for(schema_dir: Path, name: str) -> Any:
+    """The compiled validator for one schema of a dataset, built once per process.
+
+    The schemas belong to the dataset (``schema/`` beside ``records/``), so a fork that changes
+    its schema is checked against its own.
+    """
     from jsonschema import Draft202012Validator
 
-    schema = json.loads((schema_dir() / f"{name}.schema.json").read_text(encoding="utf-8"))
+    schema = json.loads((schema_dir / f"{name}.schema.json").read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
 
 
-def schema_problems(document: Document, name: str) -> list[Problem]:
+def schema_problems(document: Document, name: str, schema_dir: Path) -> list[Problem]:
     """Every schema error in ``document``, each at the position of what it is about."""
-    validator = validator_for(name)
+    validator = validator_for(schema_dir, name)
     problems = []
     for error in validator.iter_errors(document.data):
         problems.append(_problem(document, _most_specific(error)))

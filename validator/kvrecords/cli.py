@@ -1,0 +1,227 @@
+"""The ``kvrecords`` command line: parse options, run, return an exit code.
+
+Exit codes: 0 clean, 1 problems found, 2 usage or internal error. Heavy modules are imported
+inside the commands so that ``kvrecords --help`` and a one-file pre-commit run stay fast.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+FORMATS = ("text", "json", "github")
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"kvrecords: {message}", err=True)
+    sys.exit(2)
+
+
+def _root(start: Path | None = None) -> Path:
+    from kvrecords.dataset import find_root
+
+    root = find_root(start or Path.cwd())
+    if root is None:
+        _fail(f"{start or Path.cwd()} is not inside a dataset (no schema/record.schema.json and models/ above it)")
+    return root
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="kv-efficiency-records")
+def cli() -> None:
+    """KV-cache efficiency records: validate the dataset and show its arithmetic."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--format", "output_format", type=click.Choice(FORMATS),
+    help="Output format; github when GITHUB_ACTIONS=true, else text.",
+)
+@click.option("--strict", is_flag=True, help="Warnings fail the run too.")
+def validate(paths: tuple[Path, ...], output_format: str | None, strict: bool) -> None:
+    """Check records and models; recompute every derived number.
+
+    With no PATHS, the whole dataset. With PATHS (as pre-commit passes them), those files and
+    every record that depends on them: a changed model re-checks each record linking it.
+    """
+    from kvrecords.reporters import REPORTERS
+    from kvrecords.validate import UsageError, validate as run
+
+    if output_format is None:
+        output_format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+    root = _root()
+    try:
+        outcome = run(root, list(paths) or None)
+    except UsageError as error:
+        _fail(str(error))
+    click.echo(REPORTERS[output_format](outcome.problems, outcome.files_checked))
+    failing = [p for p in outcome.problems if p.severity == "error" or strict]
+    sys.exit(1 if failing else 0)
+
+
+def _number(value: Fraction | None, *, round_up: bool = False) -> int | float | None:
+    """Exact values as JSON numbers: integers when whole; byte totals round up to whole bytes."""
+    if value is None:
+        return None
+    if value.denominator == 1:
+        return value.numerator
+    return math.ceil(value) if round_up else float(value)
+
+
+@cli.command()
+@click.argument("model")
+@click.option("--context", "context_tokens", type=click.IntRange(min=0), help="Context length in tokens; default: the model's max_context_tokens.")
+@click.option("--dtype", default="bf16", show_default=True, help="KV element type (bf16, fp8, int2-g32, nvfp4, ...).")
+@click.option("--state-dtype", help="Element type of the fixed state; default: the model's dtype, else bf16.")
+@click.option(
+    "--layers", "layers_counted", default="cache", show_default=True,
+    type=click.Choice(["cache", "full_attention", "all_layers_as_full_attention"]),
+    help="Which layers count.",
+)
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def kv(
+    model: str,
+    context_tokens: int | None,
+    dtype: str,
+    state_dtype: str | None,
+    layers_counted: str,
+    output_format: str,
+) -> None:
+    """Show the KV arithmetic of MODEL (an id from models/ or a path to a model file)."""
+    from kvrecords.arithmetic import kv_report, parse_element_type
+    from kvrecords.models import load_model_file
+
+    path = Path(model)
+    if not (model.endswith((".yaml", ".yml")) or os.sep in model or "/" in model):
+        path = _root() / "models" / f"{model}.yaml"
+    if not path.is_file():
+        _fail(f"no model file {path}")
+    try:
+        geometry = load_model_file(path)
+        element = parse_element_type(dtype)
+        state_element = parse_element_type(state_dtype) if state_dtype else None
+    except ValueError as error:
+        _fail(str(error))
+    max_context = _max_context(path)
+    if context_tokens is None:
+        if max_context is None:
+            _fail(f"{geometry.id} does not state its context length; give --context")
+        context_tokens = max_context
+    try:
+        report = kv_report(geometry, element, context_tokens, layers_counted, state_element)
+    except ValueError as error:
+        _fail(str(error))
+    if output_format == "json":
+        click.echo(json.dumps(_kv_json(report), indent=2))
+    else:
+        click.echo(_kv_text(report))
+
+
+def _max_context(path: Path) -> int | None:
+    from kvrecords.document import Document, read_document
+
+    document = read_document(path, str(path))
+    if isinstance(document, Document):
+        value = document.data.get("max_context_tokens")
+        return value if isinstance(value, int) else None
+    return None
+
+
+def _kv_json(report: Any) -> dict[str, Any]:
+    total = None
+    if report.kv_bytes_at_context is not None and report.fixed_state_bytes is not None:
+        total = report.kv_bytes_at_context + report.fixed_state_bytes
+    return {
+        "model": report.model.id,
+        "dtype": report.dtype.name,
+        "state_dtype": report.state_dtype.name,
+        "context_tokens": report.context_tokens,
+        "layers_counted": report.layers_counted,
+        "bytes_per_token": _number(report.bytes_per_token),
+        "kv_bytes_at_context": _number(report.kv_bytes_at_context, round_up=True),
+        "fixed_state_bytes": _number(report.fixed_state_bytes, round_up=True),
+        "total_bytes_at_context": _number(total, round_up=True),
+        "unknown": list(report.model.unknown),
+        "groups": [
+            {
+                "kind": cost.group.kind,
+                "layers": cost.group.layers,
+                "bytes_per_token": _number(cost.bytes_per_token),
+                "tokens_held": cost.tokens_held,
+                "kv_bytes": _number(cost.kv_bytes, round_up=True),
+                "state_bytes": _number(cost.state_bytes, round_up=True),
+                "formula": cost.token_formula,
+                "state_formula": cost.state_formula or None,
+            }
+            for cost in report.groups
+        ],
+    }
+
+
+def _kv_text(report: Any) -> str:
+    from kvrecords.units import format_exact, format_in_unit
+
+    def amount(value: Fraction | None) -> str:
+        if value is None:
+            return "unknown"
+        unit = "GiB" if value >= 1024**3 else "MiB"
+        return f"{format_exact(value)} B ({format_in_unit(value, unit, 2)})"
+
+    model = report.model
+    lines = [
+        f"{model.id} ({model.name}): {report.dtype.name} KV, {report.state_dtype.name} state, "
+        f"{report.context_tokens:,} tokens, layers counted: {report.layers_counted}",
+    ]
+    for cost in report.groups:
+        lines.append(f"  {cost.group.kind:<17} {cost.token_formula}")
+        if cost.bytes_per_token:
+            window = " (window)" if cost.tokens_held < report.context_tokens else ""
+            lines.append(f"  {'':<17} holds {cost.tokens_held:,} tokens{window}: {amount(cost.kv_bytes)}")
+        if cost.state_formula:
+            lines.append(f"  {'':<17} state {cost.state_formula}")
+    per_token = report.bytes_per_token
+    lines += [
+        f"bytes per token (while every layer grows): {'unknown' if per_token is None else format_exact(per_token) + ' B'}",
+        f"KV bytes at {report.context_tokens:,} tokens: {amount(report.kv_bytes_at_context)}",
+        f"fixed state per sequence: {amount(report.fixed_state_bytes)}",
+    ]
+    if model.unknown:
+        lines.append(f"unknown in models/{model.id}.yaml: {', '.join(model.unknown)}")
+    return "\n".join(lines)
+
+
+@cli.command()
+@click.option("--markdown", is_flag=True, help="Print docs/rules.md.")
+def rules(markdown: bool) -> None:
+    """List the check codes."""
+    from kvrecords import rules as registry
+
+    if markdown:
+        click.echo(registry.markdown(), nl=False)
+        return
+    for rule in registry.RULES.values():
+        click.echo(f"{rule.code}  {rule.name:<22} {rule.summary}")
+
+
+def main() -> None:
+    """Entry point: any unexpected failure is exit 2 with a message, never a traceback."""
+    try:
+        cli(standalone_mode=False)
+    except click.exceptions.Abort:
+        sys.exit(2)
+    except click.ClickException as error:
+        error.show()
+        sys.exit(2)
+    except SystemExit:
+        raise
+    except Exception as error:  # noqa: BLE001 - the last line of defence for a CI gate
+        click.echo(f"kvrecords: internal error: {type(error).__name__}: {error}", err=True)
+        sys.exit(2)

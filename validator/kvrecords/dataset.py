@@ -1,0 +1,79 @@
+"""Where the dataset's files are: the root, the record and model files, and their names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+RECORDS_DIR = "records"
+MODELS_DIR = "models"
+HARDWARE_DIR = "hardware"
+SCHEMA_DIR = "schema"
+RECORD_PREFIX = "kv-efficiency"
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def find_root(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` holding ``schema/`` and ``models/``."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / SCHEMA_DIR / "record.schema.json").is_file() and (folder / MODELS_DIR).is_dir():
+            return folder
+    return None
+
+
+@dataclass(frozen=True)
+class DatasetFile:
+    """One file of the dataset, by kind, with the path shown in messages (relative to the root)."""
+
+    kind: str  # "record" or "model"
+    path: Path
+    display: str
+
+    @property
+    def expected_id(self) -> str:
+        if self.kind == "model":
+            return self.path.stem
+        return self.display.removeprefix(f"{RECORDS_DIR}/").rsplit(".", 1)[0]
+
+
+def classify(root: Path, path: Path) -> DatasetFile | None:
+    """The dataset file at ``path`` (absolute or relative to the working folder), if it is one."""
+    absolute = path if path.is_absolute() else Path.cwd() / path
+    try:
+        relative = absolute.parent.resolve().relative_to(root) / absolute.name
+    except ValueError:
+        return None
+    parts = relative.parts
+    if not parts or relative.suffix not in YAML_SUFFIXES:
+        return None
+    display = relative.as_posix()
+    if parts[0] == RECORDS_DIR and len(parts) >= 2:
+        return DatasetFile("record", root / relative, display)
+    if parts[0] == MODELS_DIR and len(parts) == 2:
+        return DatasetFile("model", root / relative, display)
+    return None
+
+
+def discover(root: Path, kind: str) -> list[DatasetFile]:
+    """Every file of one kind, sorted; symlinks are listed too (the checks refuse those leaving the tree)."""
+    folder = root / (RECORDS_DIR if kind == "record" else MODELS_DIR)
+    if not folder.is_dir():
+        return []
+    pattern = "**/*" if kind == "record" else "*"
+    found = [p for p in folder.glob(pattern) if p.suffix in YAML_SUFFIXES and not p.is_dir()]
+    files = (classify(root, p) for p in sorted(found))
+    return [f for f in files if f is not None and f.kind == kind]
+
+
+def model_file(root: Path, model_id: str) -> Path:
+    return root / MODELS_DIR / f"{model_id}.yaml"
+
+
+def escapes_root(root: Path, path: Path) -> bool:
+    """True when ``path`` is a symlink (at any depth below the root) resolving outside it."""
+    try:
+        path.resolve().relative_to(root)
+    except (ValueError, OSError, RuntimeError):
+        return True
+    return False

@@ -1,0 +1,68 @@
+"""Output formats for problems; the checks never print."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+
+from kvrecords.problems import Problem
+
+
+def _summary(problems: Sequence[Problem], files_checked: int) -> str:
+    errors = sum(1 for p in problems if p.severity == "error")
+    warnings = len(problems) - errors
+    files = len({p.path for p in problems})
+    if not problems:
+        return f"{files_checked} files checked, no problems"
+    return f"{files_checked} files checked: {errors} errors, {warnings} warnings in {files} files"
+
+
+def text(problems: Sequence[Problem], files_checked: int) -> str:
+    lines = [f"{p.path}:{p.line}:{p.column}: {p.code} {p.message}" + (" [warning]" if p.severity == "warning" else "") for p in problems]
+    return "\n".join([*lines, _summary(problems, files_checked)])
+
+
+def github(problems: Sequence[Problem], files_checked: int) -> str:
+    """GitHub Actions workflow commands: each problem becomes an annotation on the PR diff."""
+
+    def escape(value: str) -> str:
+        return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+    def escape_property(value: str) -> str:
+        return escape(value).replace(":", "%3A").replace(",", "%2C")
+
+    lines = [
+        f"::{p.severity} file={escape_property(p.path)},line={p.line},col={p.column},"
+        f"title={p.code}::{escape(p.code + ' ' + p.message)}"
+        for p in problems
+    ]
+    return "\n".join([*lines, _summary(problems, files_checked)])
+
+
+def json_report(problems: Sequence[Problem], files_checked: int) -> str:
+    return json.dumps(
+        {
+            "files_checked": files_checked,
+            "errors": sum(1 for p in problems if p.severity == "error"),
+            "warnings": sum(1 for p in problems if p.severity == "warning"),
+            "problems": [
+                {
+                    "path": p.path,
+                    "line": p.line,
+                    "column": p.column,
+                    "code": p.code,
+                    "severity": p.severity,
+                    "message": p.message,
+                }
+                for p in problems
+            ],
+        },
+        indent=2,
+    )
+
+
+REPORTERS: dict[str, Callable[[Sequence[Problem], int], str]] = {
+    "text": text,
+    "json": json_report,
+    "github": github,
+}

@@ -1,0 +1,261 @@
+"""The validation run: which files to check, and each file's checks in order.
+
+A file that fails to parse stops there; a record that fails its schema skips its arithmetic; a
+record whose model is broken skips its arithmetic. Every other file still runs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kvrecords.dataset import (
+    SCHEMA_DIR,
+    DatasetFile,
+    classify,
+    discover,
+    escapes_root,
+    model_file,
+)
+from kvrecords.document import Document, JsonPath, read_document
+from kvrecords.geometry import Model
+from kvrecords.models import model_from_data
+from kvrecords.problems import Problem
+from kvrecords.record_checks import RECORD_CHECKS, RecordContext
+from kvrecords.schemas import schema_problems
+
+MODELINE_PREFIX = "# yaml-language-server: $schema="
+
+
+@dataclass
+class ModelState:
+    """A model file once checked: its geometry when it is sound, and its own problems."""
+
+    file: DatasetFile
+    model: Model | None
+    problems: list[Problem] = field(default_factory=list)
+
+
+@dataclass
+class Outcome:
+    problems: list[Problem]
+    files_checked: int
+
+
+class UsageError(Exception):
+    """A path that is not part of the dataset (exit code 2)."""
+
+
+def validate(root: Path, paths: Sequence[Path] | None = None) -> Outcome:
+    records = discover(root, "record")
+    models = {f.path.stem: f for f in discover(root, "model")}
+    selected_records, selected_models = _select(root, paths, records, models)
+    model_states: dict[str, ModelState] = {}
+
+    def state_of(model_id: str) -> ModelState | None:
+        if model_id not in model_states and model_id in models:
+            model_states[model_id] = check_model_file(root, models[model_id])
+        return model_states.get(model_id)
+
+    problems: list[Problem] = []
+    for model_id in selected_models:
+        state = state_of(model_id)
+        if state is not None:
+            problems += state.problems
+    ids = _id_index(records, models.values())
+    for record in selected_records:
+        problems += check_record_file(root, record, state_of, ids)
+    return Outcome(sorted(set(problems)), len(selected_records) + len(selected_models))
+
+
+def _select(
+    root: Path,
+    paths: Sequence[Path] | None,
+    records: list[DatasetFile],
+    models: dict[str, DatasetFile],
+) -> tuple[list[DatasetFile], list[str]]:
+    """The records and model ids to check: the given files and everything that depends on them."""
+    if not paths:
+        return records, sorted(models)
+    record_paths: set[Path] = set()
+    model_ids: set[str] = set()
+    for given in paths:
+        absolute = given if given.is_absolute() else Path.cwd() / given
+        if absolute.is_dir():
+            inside = [f for f in [*records, *models.values()] if _is_under(f.path, absolute)]
+            record_paths |= {f.path for f in inside if f.kind == "record"}
+            model_ids |= {f.path.stem for f in inside if f.kind == "model"}
+            continue
+        if absolute.name.endswith(".schema.json") and absolute.parent.name == SCHEMA_DIR:
+            return records, sorted(models)  # a schema change re-checks everything
+        dataset_file = classify(root, absolute)
+        if dataset_file is None:
+            if not absolute.exists():
+                raise UsageError(f"{given}: no such file")
+            continue  # not a dataset file (pre-commit may pass any file): nothing to check
+        if dataset_file.kind == "record":
+            if not absolute.exists() and not absolute.is_symlink():
+                raise UsageError(f"{given}: no such file")
+            record_paths.add(dataset_file.path)
+        else:
+            model_id = dataset_file.path.stem
+            if model_id in models:
+                model_ids.add(model_id)
+            record_paths |= {r.path for r in records if _links(r.path, model_id)}
+    return [r for r in records if r.path in record_paths], sorted(model_ids)
+
+
+def _is_under(path: Path, folder: Path) -> bool:
+    try:
+        path.relative_to(folder.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _links(record_path: Path, model_id: str) -> bool:
+    """Whether a record links ``model_id``, read from its top-level ``model:`` line."""
+    try:
+        text = record_path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    pattern = rf"^model:[ \t]*(['\"]?){re.escape(model_id)}\1[ \t]*(#.*)?$"
+    return re.search(pattern, text, re.MULTILINE) is not None
+
+
+def _id_index(records: Iterable[DatasetFile], models: Iterable[DatasetFile]) -> dict[str, list[str]]:
+    """Case-folded id -> the files that claim it (from their paths; KV201 ties ids to paths)."""
+    index: dict[str, list[str]] = {}
+    for dataset_file in [*records, *models]:
+        key = f"{dataset_file.kind}:{dataset_file.expected_id.casefold()}"
+        index.setdefault(key, []).append(dataset_file.display)
+    return index
+
+
+def _read(root: Path, dataset_file: DatasetFile) -> Document | list[Problem]:
+    if escapes_root(root, dataset_file.path):
+        return [Problem(dataset_file.display, 1, 1, "KV009", "symlink leads outside the dataset; commit the file itself")]
+    return read_document(dataset_file.path, dataset_file.display)
+
+
+def _modeline_problems(root: Path, document: Document, dataset_file: DatasetFile) -> list[Problem]:
+    schema = root / SCHEMA_DIR / f"{dataset_file.kind}.schema.json"
+    expected = MODELINE_PREFIX + Path(os.path.relpath(schema, dataset_file.path.parent)).as_posix()
+    first_line = document.text.split("\n", 1)[0].rstrip()
+    if first_line == expected:
+        return []
+    return [Problem(document.path, 1, 1, "KV102", f"first line must be {expected!r} so editors check the file")]
+
+
+def _identity_problems(
+    document: Document, dataset_file: DatasetFile, ids: dict[str, list[str]]
+) -> list[Problem]:
+    """KV201 (id matches path) and KV202 (no other file claims the same id)."""
+    stated = document.data.get("id")
+    if not isinstance(stated, str):
+        return []
+    problems = []
+    line, column = document.locate(("id",))
+    if stated != dataset_file.expected_id:
+        problems.append(Problem(document.path, line, column, "KV201", f"id {stated!r} does not match the path; it must be {dataset_file.expected_id!r}"))
+    others = {stated.casefold(), dataset_file.expected_id.casefold()}
+    clashes = sorted(
+        other
+        for key in others
+        for other in ids.get(f"{dataset_file.kind}:{key}", [])
+        if other != dataset_file.display
+    )
+    if clashes:
+        problems.append(Problem(document.path, line, column, "KV202", f"id {stated!r} is also claimed by {', '.join(clashes)} (ids compare case-insensitively)"))
+    return problems
+
+
+def check_model_file(root: Path, dataset_file: DatasetFile) -> ModelState:
+    document = _read(root, dataset_file)
+    if not isinstance(document, Document):
+        return ModelState(dataset_file, None, document)
+    problems = _modeline_problems(root, document, dataset_file)
+    schema_errors = schema_problems(document, "model", root / SCHEMA_DIR)
+    if schema_errors:
+        return ModelState(dataset_file, None, problems + schema_errors)
+    problems += _identity_problems(document, dataset_file, {})
+    problems += null_reason_problems(document, "unknown")
+    data = document.data
+    total = sum(group["layers"] for group in data["layer_groups"])
+    if total != data["num_layers"]:
+        counts = " + ".join(f"{g['layers']} {g['kind']}" for g in data["layer_groups"])
+        line, column = document.locate(("num_layers",))
+        problems.append(Problem(document.path, line, column, "KV601", f"layer groups add up to {total} ({counts}); num_layers is {data['num_layers']}"))
+    return ModelState(dataset_file, model_from_data(data), problems)
+
+
+def check_record_file(
+    root: Path,
+    dataset_file: DatasetFile,
+    state_of: Any,
+    ids: dict[str, list[str]],
+) -> list[Problem]:
+    document = _read(root, dataset_file)
+    if not isinstance(document, Document):
+        return document
+    problems = _modeline_problems(root, document, dataset_file)
+    problems += _identity_problems(document, dataset_file, ids)
+    schema_errors = schema_problems(document, "record", root / SCHEMA_DIR)
+    if schema_errors:
+        return problems + schema_errors
+    problems += null_reason_problems(document, "not_stated")
+    model_id: str = document.data["model"]
+    line, column = document.locate(("model",))
+    state: ModelState | None = state_of(model_id)
+    if state is None:
+        display = f"models/{model_id}.yaml"
+        reason = "is a dangling symlink" if model_file(root, model_id).is_symlink() else "does not exist"
+        problems.append(Problem(document.path, line, column, "KV203", f"model {model_id!r}: {display} {reason}"))
+        return problems
+    if state.model is None or any(p.severity == "error" for p in state.problems):
+        problems.append(Problem(document.path, line, column, "KV204", f"{state.file.display} has problems (reported there); arithmetic not checked"))
+        return problems
+    context = RecordContext(document, state.model, state.file.display.removesuffix(".yaml"))
+    for check in RECORD_CHECKS:
+        problems += check(context)
+    return problems
+
+
+def null_reason_problems(document: Document, list_key: str) -> list[Problem]:
+    """KV205: every null is listed with a reason under ``list_key``, and only nulls are listed."""
+    nulls = {_dotted(path): path for path in _null_paths(document.data, ()) if path[0] != list_key}
+    listed: dict[str, int] = {}
+    for index, entry in enumerate(document.data.get(list_key, [])):
+        listed.setdefault(entry["field"], index)
+    problems = []
+    for name, path in sorted(nulls.items()):
+        if name not in listed:
+            line, column = document.locate(path)
+            problems.append(Problem(document.path, line, column, "KV205", f"{name} is null; list it under {list_key} with the reason"))
+    for name, index in sorted(listed.items()):
+        if name not in nulls:
+            line, column = document.locate((list_key, index, "field"))
+            problems.append(Problem(document.path, line, column, "KV205", f"{list_key} lists {name}, which is not null"))
+    return problems
+
+
+def _null_paths(value: Any, path: JsonPath) -> Iterable[JsonPath]:
+    if value is None:
+        yield path
+    elif isinstance(value, dict):
+        for key, child in value.items():
+            yield from _null_paths(child, (*path, key))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            yield from _null_paths(child, (*path, index))
+
+
+def _dotted(path: JsonPath) -> str:
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
