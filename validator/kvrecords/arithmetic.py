@@ -44,7 +44,9 @@ DTYPE_FORMS = (
     "per group of G values, KIVI-style); <type>-per-token-head (one fp32 scale per cached "
     "head vector)"
 )
-_DTYPE_RE = re.compile(r"^(?P<base>[a-z0-9_]+?)(?:-g(?P<group>[1-9]\d*)|(?P<pth>-per-token-head))?$")
+_DTYPE_RE = re.compile(
+    r"^(?P<base>[a-z0-9_]+?)(?:-g(?P<group>[1-9]\d*)|(?P<pth>-per-token-head))?$"
+)
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,11 @@ class KvReport:
 
     def formula(self) -> str:
         """The per-token arithmetic of every group that caches tokens, with the total."""
-        terms = [cost.token_formula.rsplit(" = ", 1)[0] for cost in self.groups if cost.bytes_per_token != 0]
+        terms = [
+            cost.token_formula.rsplit(" = ", 1)[0]
+            for cost in self.groups
+            if cost.bytes_per_token != 0
+        ]
         total = self.bytes_per_token
         result = "unknown" if total is None else f"{format_exact(total)} B/token"
         return f"{' + '.join(terms) or '0 B'} = {result}"

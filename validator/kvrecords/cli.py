@@ -29,7 +29,9 @@ def _root(start: Path | None = None) -> Path:
 
     root = find_root(start or Path.cwd())
     if root is None:
-        _fail(f"{start or Path.cwd()} is not inside a dataset (no schema/record.schema.json and models/ above it)")
+        _fail(
+            f"{start or Path.cwd()} is not inside a dataset (no schema/record.schema.json and models/ above it)"
+        )
     return root
 
 
@@ -42,7 +44,9 @@ def cli() -> None:
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
-    "--format", "output_format", type=click.Choice(FORMATS),
+    "--format",
+    "output_format",
+    type=click.Choice(FORMATS),
     help="Output format; github when GITHUB_ACTIONS=true, else text.",
 )
 @click.option("--strict", is_flag=True, help="Warnings fail the run too.")
@@ -53,7 +57,8 @@ def validate(paths: tuple[Path, ...], output_format: str | None, strict: bool) -
     every record that depends on them: a changed model re-checks each record linking it.
     """
     from kvrecords.reporters import REPORTERS
-    from kvrecords.validate import UsageError, validate as run
+    from kvrecords.validate import UsageError
+    from kvrecords.validate import validate as run
 
     if output_format is None:
         output_format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
@@ -78,15 +83,36 @@ def _number(value: Fraction | None, *, round_up: bool = False) -> int | float | 
 
 @cli.command()
 @click.argument("model")
-@click.option("--context", "context_tokens", type=click.IntRange(min=0), help="Context length in tokens; default: the model's max_context_tokens.")
-@click.option("--dtype", default="bf16", show_default=True, help="KV element type (bf16, fp8, int2-g32, nvfp4, ...).")
-@click.option("--state-dtype", help="Element type of the fixed state; default: the model's dtype, else bf16.")
 @click.option(
-    "--layers", "layers_counted", default="cache", show_default=True,
+    "--context",
+    "context_tokens",
+    type=click.IntRange(min=0),
+    help="Context length in tokens; default: the model's max_context_tokens.",
+)
+@click.option(
+    "--dtype",
+    default="bf16",
+    show_default=True,
+    help="KV element type (bf16, fp8, int2-g32, nvfp4, ...).",
+)
+@click.option(
+    "--state-dtype", help="Element type of the fixed state; default: the model's dtype, else bf16."
+)
+@click.option(
+    "--layers",
+    "layers_counted",
+    default="cache",
+    show_default=True,
     type=click.Choice(["cache", "full_attention", "all_layers_as_full_attention"]),
     help="Which layers count.",
 )
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
 def kv(
     model: str,
     context_tokens: int | None,
@@ -184,7 +210,9 @@ def _kv_text(report: Any) -> str:
         lines.append(f"  {cost.group.kind:<17} {cost.token_formula}")
         if cost.bytes_per_token:
             window = " (window)" if cost.tokens_held < report.context_tokens else ""
-            lines.append(f"  {'':<17} holds {cost.tokens_held:,} tokens{window}: {amount(cost.kv_bytes)}")
+            lines.append(
+                f"  {'':<17} holds {cost.tokens_held:,} tokens{window}: {amount(cost.kv_bytes)}"
+            )
         if cost.state_formula:
             lines.append(f"  {'':<17} state {cost.state_formula}")
     per_token = report.bytes_per_token
@@ -222,6 +250,6 @@ def main() -> None:
         sys.exit(2)
     except SystemExit:
         raise
-    except Exception as error:  # noqa: BLE001 - the last line of defence for a CI gate
+    except Exception as error:
         click.echo(f"kvrecords: internal error: {type(error).__name__}: {error}", err=True)
         sys.exit(2)

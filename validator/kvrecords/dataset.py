@@ -17,7 +17,9 @@ def find_root(start: Path) -> Path | None:
     """The nearest folder at or above ``start`` holding ``schema/`` and ``models/``."""
     start = start.resolve()
     for folder in (start, *start.parents):
-        if (folder / SCHEMA_DIR / "record.schema.json").is_file() and (folder / MODELS_DIR).is_dir():
+        if (folder / SCHEMA_DIR / "record.schema.json").is_file() and (
+            folder / MODELS_DIR
+        ).is_dir():
             return folder
     return None
 

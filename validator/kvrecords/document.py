@@ -102,19 +102,35 @@ def parse_document(raw: bytes, display_path: str) -> Document | list[Problem]:
     if len(raw) > MAX_FILE_BYTES:
         return [_file_problem(display_path, "KV007", _size_message(len(raw)))]
     if raw.startswith(b"\xef\xbb\xbf"):
-        return [_file_problem(display_path, "KV005", "file starts with a byte-order mark; save it as UTF-8 without BOM")]
+        return [
+            _file_problem(
+                display_path,
+                "KV005",
+                "file starts with a byte-order mark; save it as UTF-8 without BOM",
+            )
+        ]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
         column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
-        return [_file_problem(display_path, "KV005", f"byte 0x{raw[error.start]:02x} is not UTF-8; save the file as UTF-8", line, column)]
+        return [
+            _file_problem(
+                display_path,
+                "KV005",
+                f"byte 0x{raw[error.start]:02x} is not UTF-8; save the file as UTF-8",
+                line,
+                column,
+            )
+        ]
     try:
         document = Document(display_path, text, None)
         document.data = _Builder(document).build(_events(text))
         return document
     except _Refused as refused:
-        return [_file_problem(display_path, refused.code, refused.message, refused.line, refused.column)]
+        return [
+            _file_problem(display_path, refused.code, refused.message, refused.line, refused.column)
+        ]
 
 
 def _events(text: str) -> Iterator[Any]:
@@ -147,7 +163,9 @@ class _Builder:
                 continue
             if name == "DocumentStartEvent":
                 if roots:
-                    raise _Refused("KV006", event.start_mark, "a file holds one YAML document; found a second")
+                    raise _Refused(
+                        "KV006", event.start_mark, "a file holds one YAML document; found a second"
+                    )
                 continue
             roots.append(self._node(event, events, (), 0))
         if not roots or roots[0] is None:
@@ -159,11 +177,21 @@ class _Builder:
     def _node(self, event: Any, events: Iterator[Any], path: JsonPath, depth: int) -> Any:
         name = type(event).__name__
         if name == "AliasEvent":
-            raise _Refused("KV003", event.start_mark, f"alias *{event.anchor}: anchors and aliases are not allowed; write the value out")
+            raise _Refused(
+                "KV003",
+                event.start_mark,
+                f"alias *{event.anchor}: anchors and aliases are not allowed; write the value out",
+            )
         if getattr(event, "anchor", None):
-            raise _Refused("KV003", event.start_mark, f"anchor &{event.anchor}: anchors and aliases are not allowed; write the value out")
+            raise _Refused(
+                "KV003",
+                event.start_mark,
+                f"anchor &{event.anchor}: anchors and aliases are not allowed; write the value out",
+            )
         if getattr(event, "tag", None):
-            raise _Refused("KV004", event.start_mark, f"tag {event.tag} is not allowed; values are plain YAML")
+            raise _Refused(
+                "KV004", event.start_mark, f"tag {event.tag} is not allowed; values are plain YAML"
+            )
         if depth > MAX_DEPTH:
             raise _Refused("KV007", event.start_mark, f"nesting deeper than {MAX_DEPTH} levels")
         position = (event.start_mark.line + 1, event.start_mark.column + 1)
@@ -186,14 +214,22 @@ class _Builder:
             name = type(key_event).__name__
             if name == "MappingEndEvent":
                 return mapping
-            if name != "ScalarEvent" or getattr(key_event, "anchor", None) or getattr(key_event, "tag", None):
+            if (
+                name != "ScalarEvent"
+                or getattr(key_event, "anchor", None)
+                or getattr(key_event, "tag", None)
+            ):
                 self._node(key_event, events, path, depth + 1)  # raises for anchors and tags
                 raise _Refused("KV006", key_event.start_mark, "keys must be plain strings")
             key = key_event.value
             key_position = (key_event.start_mark.line + 1, key_event.start_mark.column + 1)
             if key in mapping:
                 first = self.document.key_positions[(*path, key)]
-                raise _Refused("KV002", key_event.start_mark, f"duplicate key {key!r} (first at line {first[0]}, column {first[1]})")
+                raise _Refused(
+                    "KV002",
+                    key_event.start_mark,
+                    f"duplicate key {key!r} (first at line {first[0]}, column {first[1]})",
+                )
             self.document.key_positions[(*path, key)] = key_position
             mapping[key] = self._node(next(events), events, (*path, key), depth + 1)
         return mapping
@@ -227,5 +263,7 @@ def _resolve_plain(text: str, mark: Any) -> Any:
         if math.isfinite(value):
             return value
     if _INF.match(text) or _NAN.match(text) or _FLOAT.match(text):
-        raise _Refused("KV008", mark, f"{text} is not a finite number; state a value or null with the reason")
+        raise _Refused(
+            "KV008", mark, f"{text} is not a finite number; state a value or null with the reason"
+        )
     return text

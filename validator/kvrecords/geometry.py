@@ -9,7 +9,6 @@ from it is ``None`` too, never a guess.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 
 @dataclass(frozen=True)
@@ -215,7 +214,7 @@ class NoCache:
         return 0
 
 
-LeafGroup = Union[Attention, MultiHeadLatent, GatedDeltaNet, Mamba1, Mamba2, SharedCache, NoCache]
+LeafGroup = Attention | MultiHeadLatent | GatedDeltaNet | Mamba1 | Mamba2 | SharedCache | NoCache
 
 
 @dataclass(frozen=True)
@@ -227,7 +226,7 @@ class Parallel:
     kind = "parallel"
 
 
-LayerGroup = Union[LeafGroup, Parallel]
+LayerGroup = LeafGroup | Parallel
 
 
 @dataclass(frozen=True)

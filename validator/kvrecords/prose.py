@@ -67,7 +67,7 @@ def find_claims(prose: str) -> list[Claim]:
         # Split the chain at its operators; each piece starts with its number.
         pieces = _OPERATOR_RE.split(chain)
         operators = [""] + [op.strip() for op in _OPERATOR_RE.findall(chain)]
-        for operator, piece in zip(operators, pieces):
+        for operator, piece in zip(operators, pieces, strict=True):
             number = _NUMBER_RE.match(piece.strip())
             if number is None:
                 break
@@ -76,7 +76,13 @@ def find_claims(prose: str) -> list[Claim]:
             if any(_number_value(n) == 0 for op, n in factors if op == "/"):
                 continue
             claims.append(
-                Claim(match.group(), match.start(), tuple(factors), Written(match["result"]), match["unit"])
+                Claim(
+                    match.group(),
+                    match.start(),
+                    tuple(factors),
+                    Written(match["result"]),
+                    match["unit"],
+                )
             )
     return claims
 

@@ -31,7 +31,9 @@ from kvrecords.units import (
 
 # The other family's unit of the same prefix: a GB/GiB mix-up is the commonest slip.
 _SWAPPED_UNIT = {"KB": "KiB", "kB": "KiB", "MB": "MiB", "GB": "GiB", "TB": "TiB"}
-_SWAPPED_UNIT.update({binary: decimal for decimal, binary in list(_SWAPPED_UNIT.items()) if decimal != "kB"})
+_SWAPPED_UNIT.update(
+    {binary: decimal for decimal, binary in list(_SWAPPED_UNIT.items()) if decimal != "kB"}
+)
 
 
 @dataclass
@@ -115,12 +117,21 @@ def _check_one_basis(
     stated_per_token = stated.get("bytes_per_token")
     where = (*path, "bytes_per_token")
     if stated_per_token is not None and per_token is None:
-        yield ctx.problem("KV303", where, f"bytes_per_token cannot be computed: {source} does not publish {unknown}")
+        yield ctx.problem(
+            "KV303",
+            where,
+            f"bytes_per_token cannot be computed: {source} does not publish {unknown}",
+        )
     elif stated_per_token is None and per_token is not None:
-        yield ctx.problem("KV303", where, f"bytes_per_token is null but {source} gives {report.formula()}; state it")
+        yield ctx.problem(
+            "KV303",
+            where,
+            f"bytes_per_token is null but {source} gives {report.formula()}; state it",
+        )
     elif stated_per_token is not None and per_token is not None and stated_per_token != per_token:
         yield ctx.problem(
-            "KV301", where,
+            "KV301",
+            where,
             f"bytes_per_token is {stated_per_token}; {source} gives {report.formula()}",
         )
 
@@ -132,12 +143,17 @@ def _check_one_basis(
         if context is None:
             yield ctx.problem("KV303", where, "kv_at_context needs kv_bytes_basis.context_tokens")
         elif at_context is None:
-            yield ctx.problem("KV303", where, f"kv_at_context cannot be computed: {source} does not publish {unknown}")
+            yield ctx.problem(
+                "KV303",
+                where,
+                f"kv_at_context cannot be computed: {source} does not publish {unknown}",
+            )
         else:
             yield from _compare_bytes(ctx, "KV302", where, at_context, _at_context_working(report))
     elif is_main and context is not None and at_context is not None:
         yield ctx.problem(
-            "KV303", where,
+            "KV303",
+            where,
             f"kv_at_context is null but {source} gives {format_exact(at_context)} B "
             f"({format_in_unit(at_context, 'GiB', 2)}) at {context:,} tokens; state it",
         )
@@ -146,7 +162,11 @@ def _check_one_basis(
         where = (*path, "fixed_state")
         state = report.fixed_state_bytes
         if state is None:
-            yield ctx.problem("KV303", where, f"fixed_state cannot be computed: {source} does not publish {unknown}")
+            yield ctx.problem(
+                "KV303",
+                where,
+                f"fixed_state cannot be computed: {source} does not publish {unknown}",
+            )
         else:
             working = " + ".join(c.state_formula for c in report.groups if c.state_formula)
             yield from _compare_bytes(ctx, "KV305", where, state, working or "no state layers")
@@ -157,7 +177,9 @@ def _at_context_working(report: KvReport) -> str:
     for cost in report.groups:
         if cost.bytes_per_token:
             capped = " (window)" if cost.tokens_held < report.context_tokens else ""
-            terms.append(f"{format_exact(cost.bytes_per_token)} B/token x {cost.tokens_held:,} tokens{capped}")
+            terms.append(
+                f"{format_exact(cost.bytes_per_token)} B/token x {cost.tokens_held:,} tokens{capped}"
+            )
     return " + ".join(terms) or "0 B"
 
 
@@ -169,7 +191,11 @@ def _compare_bytes(
     field = path[-1]
     if isinstance(stated, int):
         if stated != exact:
-            yield ctx.problem(code, path, f"{field} is {stated:,} B; {ctx.model_display} gives {format_exact(exact)} B = {working}")
+            yield ctx.problem(
+                code,
+                path,
+                f"{field} is {stated:,} B; {ctx.model_display} gives {format_exact(exact)} B = {working}",
+            )
         return
     quantity = parse_byte_quantity(stated)
     assert quantity is not None  # the schema's pattern admits only byte quantities
@@ -224,7 +250,9 @@ def _derived(
     values = [_plain_input(ctx, p) for p in inputs]
     missing = [v for v in values if isinstance(v, str)]
     if missing:
-        yield ctx.problem("KV405", path, f"{field} is stated but cannot be derived: {'; '.join(missing)}")
+        yield ctx.problem(
+            "KV405", path, f"{field} is stated but cannot be derived: {'; '.join(missing)}"
+        )
         return
     exact_inputs = [v for v in values if isinstance(v, Fraction)]
     exact = compute(exact_inputs)
@@ -232,7 +260,9 @@ def _derived(
     assert written is not None  # the schema admits only numbers of this form here
     if not agrees(written, exact):
         shown = format_fraction(exact, max(written.decimals, 4)).rstrip("0").rstrip(".")
-        yield ctx.problem(code, path, f"{field} is {results[field]}; {describe(exact_inputs)} = {shown}")
+        yield ctx.problem(
+            code, path, f"{field} is {results[field]}; {describe(exact_inputs)} = {shown}"
+        )
 
 
 def _written_number(ctx: RecordContext, field: str) -> Callable[[Any], Written | None]:
@@ -245,13 +275,19 @@ _CONTEXT: JsonPath = ("kv_bytes_basis", "context_tokens")
 def check_results(ctx: RecordContext) -> Iterator[Problem]:
     """KV401-KV404: figures derived from the measurements agree with them."""
     yield from _derived(
-        ctx, "KV401", "tokens_not_recomputed", [("results", "hit_rate"), _CONTEXT],
+        ctx,
+        "KV401",
+        "tokens_not_recomputed",
+        [("results", "hit_rate"), _CONTEXT],
         lambda v: v[0] * v[1],
         lambda v: f"{_n(v[0])} x {_n(v[1])}",
         _written_number(ctx, "tokens_not_recomputed"),
     )
     yield from _derived(
-        ctx, "KV402", "speedup", [("results", "cold_ttft_ms"), ("results", "warm_ttft_ms")],
+        ctx,
+        "KV402",
+        "speedup",
+        [("results", "cold_ttft_ms"), ("results", "warm_ttft_ms")],
         lambda v: v[0] / v[1],
         lambda v: f"{_n(v[0])} / {_n(v[1])}",
         parse_ratio,
@@ -261,7 +297,10 @@ def check_results(ctx: RecordContext) -> Iterator[Problem]:
     if ctx.data.get("results", {}).get("cold_ttft_ms") is None:
         ttft = ("measured_ttft_ms_at_ctx",)
     yield from _derived(
-        ctx, "KV404", "prefill_tokens_per_s_from_ttft", [_CONTEXT, ttft],
+        ctx,
+        "KV404",
+        "prefill_tokens_per_s_from_ttft",
+        [_CONTEXT, ttft],
         lambda v: v[0] * 1000 / v[1],
         lambda v: f"{_n(v[0])} tokens / {_n(v[1] / 1000)} s",
         _written_number(ctx, "prefill_tokens_per_s_from_ttft"),
@@ -280,7 +319,11 @@ def _check_bytes_not_recomputed(ctx: RecordContext) -> Iterator[Problem]:
     if per_token is None:
         reasons.append(f"{ctx.model_display} does not give bytes per token")
     if reasons:
-        yield ctx.problem("KV405", path, f"bytes_not_recomputed is stated but cannot be derived: {'; '.join(reasons)}")
+        yield ctx.problem(
+            "KV405",
+            path,
+            f"bytes_not_recomputed is stated but cannot be derived: {'; '.join(reasons)}",
+        )
         return
     hit_rate, context = (v for v in inputs if isinstance(v, Fraction))
     assert per_token is not None
@@ -299,9 +342,13 @@ def check_ranges(ctx: RecordContext) -> Iterator[Problem]:
 
 def _ranges(ctx: RecordContext, value: Any, path: JsonPath) -> Iterator[Problem]:
     if isinstance(value, dict):
-        if set(value) == {"min", "max"} and all(isinstance(v, (int, float)) for v in value.values()):
-            if value["min"] > value["max"]:
-                yield ctx.problem("KV405", path, f"range min {value['min']} is above max {value['max']}")
+        is_range = set(value) == {"min", "max"} and all(
+            isinstance(v, (int, float)) for v in value.values()
+        )
+        if is_range and value["min"] > value["max"]:
+            yield ctx.problem(
+                "KV405", path, f"range min {value['min']} is above max {value['max']}"
+            )
         for key, child in value.items():
             yield from _ranges(ctx, child, (*path, key))
     elif isinstance(value, list):
@@ -327,14 +374,18 @@ def check_prose(ctx: RecordContext) -> Iterator[Problem]:
             if not agrees(claim.result, value):
                 shown = format_fraction(value, max(claim.result.decimals, 0))
                 yield Problem(
-                    ctx.document.path, *where, "KV501",
+                    ctx.document.path,
+                    *where,
+                    "KV501",
                     f"prose claims {claim.expression()} = {claim.result.text}{unit}; it is {shown}{unit}"
                     + (f" ({format_exact(claim.value)} B)" if claim.unit in BYTE_UNITS else ""),
                 )
             elif claim.unit == "B/token" and claim.value not in stated_bases:
                 listed = ", ".join(f"{b:,}" for b in sorted(stated_bases)) or "none"
                 yield Problem(
-                    ctx.document.path, *where, "KV502",
+                    ctx.document.path,
+                    *where,
+                    "KV502",
                     f"prose gives {claim.result.text} B/token; the record's stated bytes_per_token: {listed}",
                 )
 

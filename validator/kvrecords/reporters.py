@@ -18,7 +18,11 @@ def _summary(problems: Sequence[Problem], files_checked: int) -> str:
 
 
 def text(problems: Sequence[Problem], files_checked: int) -> str:
-    lines = [f"{p.path}:{p.line}:{p.column}: {p.code} {p.message}" + (" [warning]" if p.severity == "warning" else "") for p in problems]
+    lines = [
+        f"{p.path}:{p.line}:{p.column}: {p.code} {p.message}"
+        + (" [warning]" if p.severity == "warning" else "")
+        for p in problems
+    ]
     return "\n".join([*lines, _summary(problems, files_checked)])
 
 

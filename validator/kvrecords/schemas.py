@@ -14,7 +14,7 @@ from kvrecords.units import BYTE_UNITS, parse_number
 SCHEMA_NAMES = ("record", "model", "hardware")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def validator_for(schema_dir: Path, name: str) -> Any:
     """The compiled validator for one schema of a dataset, built once per process.
 
@@ -76,7 +76,9 @@ def _hint(error: Any) -> str:
     if isinstance(instance, str) and error.validator in ("type", "oneOf", "anyOf", "pattern"):
         number = parse_number(instance)
         if number is not None and "," in instance:
-            return f"write {number.value} without thousands separators; YAML reads {instance} as text"
+            return (
+                f"write {number.value} without thousands separators; YAML reads {instance} as text"
+            )
         unit = instance.split()[-1] if instance.split() else ""
         lowered = {u.lower(): u for u in BYTE_UNITS}
         if unit not in BYTE_UNITS and unit.lower() in lowered:

@@ -62,7 +62,7 @@ def agrees(written: Written, exact: Fraction) -> bool:
     """True when ``exact`` rounds (half-up) to ``written`` at the written precision."""
     half_step = Fraction(1, 2) / 10**written.decimals
     stated = Fraction(written.value)
-    return stated - half_step <= exact < stated + half_step
+    return bool(stated - half_step <= exact < stated + half_step)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from kvrecords.record_checks import RECORD_CHECKS, RecordContext
 from kvrecords.schemas import schema_problems
 
 MODELINE_PREFIX = "# yaml-language-server: $schema="
+MODEL_ID = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 
 
 @dataclass
@@ -127,7 +128,9 @@ def _links(record_path: Path, model_id: str) -> bool:
     return re.search(pattern, text, re.MULTILINE) is not None
 
 
-def _id_index(records: Iterable[DatasetFile], models: Iterable[DatasetFile]) -> dict[str, list[str]]:
+def _id_index(
+    records: Iterable[DatasetFile], models: Iterable[DatasetFile]
+) -> dict[str, list[str]]:
     """Case-folded id -> the files that claim it (from their paths; KV201 ties ids to paths)."""
     index: dict[str, list[str]] = {}
     for dataset_file in [*records, *models]:
@@ -138,7 +141,15 @@ def _id_index(records: Iterable[DatasetFile], models: Iterable[DatasetFile]) -> 
 
 def _read(root: Path, dataset_file: DatasetFile) -> Document | list[Problem]:
     if escapes_root(root, dataset_file.path):
-        return [Problem(dataset_file.display, 1, 1, "KV009", "symlink leads outside the dataset; commit the file itself")]
+        return [
+            Problem(
+                dataset_file.display,
+                1,
+                1,
+                "KV009",
+                "symlink leads outside the dataset; commit the file itself",
+            )
+        ]
     return read_document(dataset_file.path, dataset_file.display)
 
 
@@ -148,7 +159,15 @@ def _modeline_problems(root: Path, document: Document, dataset_file: DatasetFile
     first_line = document.text.split("\n", 1)[0].rstrip()
     if first_line == expected:
         return []
-    return [Problem(document.path, 1, 1, "KV102", f"first line must be {expected!r} so editors check the file")]
+    return [
+        Problem(
+            document.path,
+            1,
+            1,
+            "KV102",
+            f"first line must be {expected!r} so editors check the file",
+        )
+    ]
 
 
 def _identity_problems(
@@ -161,7 +180,15 @@ def _identity_problems(
     problems = []
     line, column = document.locate(("id",))
     if stated != dataset_file.expected_id:
-        problems.append(Problem(document.path, line, column, "KV201", f"id {stated!r} does not match the path; it must be {dataset_file.expected_id!r}"))
+        problems.append(
+            Problem(
+                document.path,
+                line,
+                column,
+                "KV201",
+                f"id {stated!r} does not match the path; it must be {dataset_file.expected_id!r}",
+            )
+        )
     others = {stated.casefold(), dataset_file.expected_id.casefold()}
     clashes = sorted(
         other
@@ -170,7 +197,15 @@ def _identity_problems(
         if other != dataset_file.display
     )
     if clashes:
-        problems.append(Problem(document.path, line, column, "KV202", f"id {stated!r} is also claimed by {', '.join(clashes)} (ids compare case-insensitively)"))
+        problems.append(
+            Problem(
+                document.path,
+                line,
+                column,
+                "KV202",
+                f"id {stated!r} is also claimed by {', '.join(clashes)} (ids compare case-insensitively)",
+            )
+        )
     return problems
 
 
@@ -189,7 +224,15 @@ def check_model_file(root: Path, dataset_file: DatasetFile) -> ModelState:
     if total != data["num_layers"]:
         counts = " + ".join(f"{g['layers']} {g['kind']}" for g in data["layer_groups"])
         line, column = document.locate(("num_layers",))
-        problems.append(Problem(document.path, line, column, "KV601", f"layer groups add up to {total} ({counts}); num_layers is {data['num_layers']}"))
+        problems.append(
+            Problem(
+                document.path,
+                line,
+                column,
+                "KV601",
+                f"layer groups add up to {total} ({counts}); num_layers is {data['num_layers']}",
+            )
+        )
     return ModelState(dataset_file, model_from_data(data), problems)
 
 
@@ -210,14 +253,37 @@ def check_record_file(
     problems += null_reason_problems(document, "not_stated")
     model_id: str = document.data["model"]
     line, column = document.locate(("model",))
+    if not MODEL_ID.match(model_id):
+        problems.append(
+            Problem(
+                document.path,
+                line,
+                column,
+                "KV203",
+                f"model {model_id!r} must be a model id naming models/<id>.yaml (lowercase letters, digits, dots, hyphens), never a path",
+            )
+        )
+        return problems
     state: ModelState | None = state_of(model_id)
     if state is None:
         display = f"models/{model_id}.yaml"
-        reason = "is a dangling symlink" if model_file(root, model_id).is_symlink() else "does not exist"
-        problems.append(Problem(document.path, line, column, "KV203", f"model {model_id!r}: {display} {reason}"))
+        reason = (
+            "is a dangling symlink" if model_file(root, model_id).is_symlink() else "does not exist"
+        )
+        problems.append(
+            Problem(document.path, line, column, "KV203", f"model {model_id!r}: {display} {reason}")
+        )
         return problems
     if state.model is None or any(p.severity == "error" for p in state.problems):
-        problems.append(Problem(document.path, line, column, "KV204", f"{state.file.display} has problems (reported there); arithmetic not checked"))
+        problems.append(
+            Problem(
+                document.path,
+                line,
+                column,
+                "KV204",
+                f"{state.file.display} has problems (reported there); arithmetic not checked",
+            )
+        )
         return problems
     context = RecordContext(document, state.model, state.file.display.removesuffix(".yaml"))
     for check in RECORD_CHECKS:
@@ -235,11 +301,27 @@ def null_reason_problems(document: Document, list_key: str) -> list[Problem]:
     for name, path in sorted(nulls.items()):
         if name not in listed:
             line, column = document.locate(path)
-            problems.append(Problem(document.path, line, column, "KV205", f"{name} is null; list it under {list_key} with the reason"))
+            problems.append(
+                Problem(
+                    document.path,
+                    line,
+                    column,
+                    "KV205",
+                    f"{name} is null; list it under {list_key} with the reason",
+                )
+            )
     for name, index in sorted(listed.items()):
         if name not in nulls:
             line, column = document.locate((list_key, index, "field"))
-            problems.append(Problem(document.path, line, column, "KV205", f"{list_key} lists {name}, which is not null"))
+            problems.append(
+                Problem(
+                    document.path,
+                    line,
+                    column,
+                    "KV205",
+                    f"{list_key} lists {name}, which is not null",
+                )
+            )
     return problems
 
 

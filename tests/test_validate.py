@@ -1,0 +1,196 @@
+"""The validator end to end: the seed, dependencies, messages, formats and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from kvrecords.validate import validate
+
+SEED = Path("records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml")
+MODEL = Path("models/qwen3-8-27b.yaml")
+
+
+def run_cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
+    environment.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-c", "from kvrecords.cli import main; main()", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=60,
+    )
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_the_repository_dataset_validates_clean() -> None:
+    root = Path(__file__).resolve().parents[1]
+    outcome = validate(root)
+    assert outcome.problems == []
+    assert outcome.files_checked >= 26
+
+
+def test_model_change_fails_the_seed_through_the_model_path_alone(dataset: Path) -> None:
+    edit(dataset / MODEL, "kv_heads: 4", "kv_heads: 8")
+    result = run_cli("validate", str(MODEL), cwd=dataset)
+    assert result.returncode == 1
+    # 16 layers x 8 kv heads x (256 + 256) x 2 B = 131,072 B/token
+    assert (
+        f"{SEED.as_posix()}:13:20: KV301 bytes_per_token is 65536; models/qwen3-8-27b gives "
+        "16 layers x 8 kv heads x (256 + 256) x 2 B = 131,072 B/token"
+    ) in result.stdout
+
+
+def test_changed_gib_figure_fails(dataset: Path) -> None:
+    edit(dataset / SEED, "kv_at_context: 9.16 GiB", "kv_at_context: 9.17 GiB")
+    problems = validate(dataset, [dataset / SEED]).problems
+    assert [(p.code, p.line) for p in problems] == [("KV302", 14)]
+    assert "9,830,400,000 B = 9.16 GiB (65,536 B/token x 150,000 tokens)" in problems[0].message
+
+
+def test_changed_prose_figure_fails_at_its_own_line(dataset: Path) -> None:
+    edit(dataset / SEED, "= 8.56 GiB", "= 8.65 GiB")
+    problems = validate(dataset, [dataset / SEED]).problems
+    assert [(p.code, p.line) for p in problems] == [("KV501", 91)]
+    assert problems[0].message == (
+        "prose claims 0.935 x 150,000 x 65,536 = 8.65 GiB; it is 8.56 GiB (9,191,424,000 B)"
+    )
+
+
+def test_seed_prose_claims_are_all_checked(dataset: Path) -> None:
+    # each of the seed's three claims, broken one at a time, is reported
+    for old, new in [
+        ("= 65,536 B/token", "= 65,532 B/token"),
+        ("= 9.16 GiB", "= 9.15 GiB"),
+        ("= 8.56 GiB", "= 8.57 GiB"),
+    ]:
+        edit(dataset / SEED, old, new)
+        assert [p.code for p in validate(dataset, [dataset / SEED]).problems] == ["KV501"]
+        edit(dataset / SEED, new, old)
+
+
+def test_deleted_model_still_linked(dataset: Path) -> None:
+    (dataset / MODEL).unlink()
+    result = run_cli("validate", str(MODEL), cwd=dataset)
+    assert result.returncode == 1
+    assert "KV203 model 'qwen3-8-27b': models/qwen3-8-27b.yaml does not exist" in result.stdout
+
+
+def test_schema_failure_skips_arithmetic_but_others_run(dataset: Path) -> None:
+    broken = dataset / "records/kv-efficiency/broken.yaml"
+    text = (dataset / SEED).read_text().replace("vllm-qwen38-27b-apc-150k-rtx5090", "broken")
+    broken.write_text(
+        text.replace("confidence: 0.62", "confidence: high").replace("speedup: 23x", "speedup: 99x")
+    )
+    edit(dataset / SEED, "speedup: 23x", "speedup: 24x")
+    codes = {(p.path, p.code) for p in validate(dataset).problems}
+    assert codes == {
+        ("records/kv-efficiency/broken.yaml", "KV101"),
+        (SEED.as_posix(), "KV402"),
+    }
+
+
+def test_every_schema_error_is_reported_with_its_position(dataset: Path) -> None:
+    edit(dataset / SEED, "confidence: 0.62", "confidence: 1.5")
+    edit(dataset / SEED, "  count: 1\n", "  count: one\n")
+    problems = validate(dataset, [dataset / SEED]).problems
+    assert [(p.code, p.line, p.column) for p in problems] == [("KV101", 39, 12), ("KV101", 93, 13)]
+    assert problems[1].message.startswith("confidence: 1.5 is greater than the maximum of 1")
+
+
+def test_separator_hint(dataset: Path) -> None:
+    edit(dataset / SEED, "bytes_per_token: 65536", "bytes_per_token: 65,536")
+    (problem,) = validate(dataset, [dataset / SEED]).problems
+    assert problem.code == "KV101" and (problem.line, problem.column) == (13, 20)
+    assert "write 65536 without thousands separators" in problem.message
+
+
+def test_output_is_sorted_and_deterministic(dataset: Path) -> None:
+    edit(dataset / SEED, "speedup: 23x", "speedup: 24x")
+    edit(dataset / SEED, "bytes_per_token: 65536", "bytes_per_token: 65537")
+    first = run_cli("validate", cwd=dataset).stdout
+    assert first == run_cli("validate", cwd=dataset).stdout
+    lines = first.splitlines()[:-1]
+    assert lines == sorted(lines, key=lambda line: int(line.split(":")[1]))
+
+
+def test_json_and_github_formats(dataset: Path) -> None:
+    edit(dataset / SEED, "speedup: 23x", "speedup: 24x")
+    report = json.loads(run_cli("validate", "--format", "json", cwd=dataset).stdout)
+    assert report["errors"] == 1
+    assert report["problems"][0] == {
+        "path": SEED.as_posix(),
+        "line": 61,
+        "column": 12,
+        "code": "KV402",
+        "severity": "error",
+        "message": "speedup is 24x; 53,200 / 2,300 = 23.1304",
+    }
+    github = run_cli("validate", cwd=dataset, env={"GITHUB_ACTIONS": "true"})
+    assert github.returncode == 1
+    # commas and colons are escaped only in the properties, not in the message
+    assert github.stdout.startswith(
+        f"::error file={SEED.as_posix()},line=61,col=12,title=KV402::KV402 speedup is 24x; 53,200 / 2,300 = 23.1304"
+    )
+
+
+def test_exit_codes(dataset: Path, tmp_path: Path) -> None:
+    assert run_cli("validate", cwd=dataset).returncode == 0
+    missing = run_cli("validate", "records/kv-efficiency/nope.yaml", cwd=dataset)
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+    outside = run_cli("validate", cwd=tmp_path)
+    assert outside.returncode == 2 and "not inside a dataset" in outside.stderr
+    assert run_cli("validate", "--format", "xml", cwd=dataset).returncode == 2
+
+
+def test_runs_from_any_folder_inside_the_dataset(dataset: Path) -> None:
+    result = run_cli("validate", "kv-efficiency", cwd=dataset / "records")
+    assert result.returncode == 0
+    assert result.stdout.strip() == "1 files checked, no problems"
+
+
+def test_kv_command_json(dataset: Path) -> None:
+    result = run_cli(
+        "kv", "qwen3-8-27b", "--context", "150000", "--format", "json", cwd=dataset / "records"
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["bytes_per_token"] == 65536
+    assert report["kv_bytes_at_context"] == 9830400000
+    assert report["fixed_state_bytes"] is None
+    assert (report["model"], report["dtype"], report["context_tokens"]) == (
+        "qwen3-8-27b",
+        "bf16",
+        150000,
+    )
+
+
+def test_kv_command_text_shows_each_formula(dataset: Path) -> None:
+    result = run_cli("kv", "models/gemma-3-27b.yaml", "--context", "32768", cwd=dataset)
+    assert result.returncode == 0, result.stderr
+    assert "52 layers x 16 kv heads x (128 + 128) x 2 B = 425,984 B/token" in result.stdout
+    assert "holds 1,024 tokens (window)" in result.stdout
+    assert "KV bytes at 32,768 tokens: 3,120,562,176 B (2.91 GiB)" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["kv", "no-such-model"], ["kv", "qwen3-8-27b"], ["kv", "llama-3.1-8b", "--dtype", "fp9"]],
+)
+def test_kv_command_errors(dataset: Path, args: list[str]) -> None:
+    result = run_cli(*args, cwd=dataset)
+    assert result.returncode == 2
+    assert result.stderr.startswith("kvrecords: ") and "Traceback" not in result.stderr

@@ -1,0 +1,1 @@
+"""KV-cache efficiency records: the validator and the KV arithmetic library."""
