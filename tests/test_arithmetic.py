@@ -9,6 +9,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+
 from kvrecords.arithmetic import kv_report, parse_element_type
 from kvrecords.geometry import Attention, Model
 from kvrecords.models import load_model_file

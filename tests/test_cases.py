@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from conftest import copy_dataset
 from kvrecords import rules
 from kvrecords.validate import validate

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+
 from kvrecords.units import (
     BYTE_UNITS,
     Written,

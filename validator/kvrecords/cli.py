@@ -226,6 +226,69 @@ def _kv_text(report: Any) -> str:
     return "\n".join(lines)
 
 
+@cli.group()
+def model() -> None:
+    """Model geometry files."""
+
+
+@model.command("import-hf")
+@click.argument(
+    "config_path",
+    metavar="CONFIG.json",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
+@click.option(
+    "--id", "model_id", required=True, help="Model id: lowercase letters, digits, dots, hyphens."
+)
+@click.option("--source-url", help="Where the config was read (kept in the file's source).")
+@click.option("--citation", help="What was read, when there is no URL or to say more.")
+@click.option(
+    "--stdout",
+    "to_stdout",
+    is_flag=True,
+    help="Print the file instead of writing models/<id>.yaml.",
+)
+def import_hf(
+    config_path: Path, model_id: str, source_url: str | None, citation: str | None, to_stdout: bool
+) -> None:
+    """Write models/<ID>.yaml from a Hugging Face config.json.
+
+    Honours an explicit head_dim, layer_types, sliding_window with use_sliding_window,
+    full-attention intervals, MLA fields and Mamba fields. Refuses to overwrite a file.
+    """
+    from kvrecords.hf_import import model_yaml_from_hf_config
+
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        _fail(f"{config_path}: not a readable JSON config: {error}")
+    if not isinstance(config, dict):
+        _fail(f"{config_path}: the config must be a JSON object")
+    try:
+        text = model_yaml_from_hf_config(
+            config, model_id, source_url=source_url, source_citation=citation
+        )
+    except ValueError as error:
+        _fail(f"{config_path}: {error}")
+    if to_stdout:
+        click.echo(text, nl=False)
+        return
+    target = _root() / "models" / f"{model_id}.yaml"
+    _create(target, text)
+    click.echo(
+        f"wrote {target.relative_to(_root())}; check it with: kvrecords validate {target.relative_to(_root())}"
+    )
+
+
+def _create(target: Path, text: str) -> None:
+    """Write a new file; never overwrite one."""
+    try:
+        with target.open("x", encoding="utf-8") as handle:
+            handle.write(text)
+    except FileExistsError:
+        _fail(f"{target} exists; remove it first or choose another id")
+
+
 @cli.command()
 @click.option("--markdown", is_flag=True, help="Print docs/rules.md.")
 def rules(markdown: bool) -> None:

@@ -1,0 +1,197 @@
+"""Hostile and malformed input: a located problem and exit 1, never a traceback, a hang,
+code run, a network connection or a changed file."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kvrecords.document import MAX_DEPTH, MAX_FILE_BYTES, parse_document
+from kvrecords.validate import validate
+
+REPO = Path(__file__).resolve().parents[1]
+SEED = Path("records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml")
+SEED_ID = "kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090"
+
+
+def record_text(dataset: Path, slug: str) -> str:
+    return (dataset / SEED).read_text().replace(SEED_ID, f"kv-efficiency/{slug}")
+
+
+def write(dataset: Path, slug: str, content: bytes | str) -> Path:
+    path = dataset / "records" / "kv-efficiency" / f"{slug}.yaml"
+    if isinstance(content, str):
+        content = content.encode("utf-8")
+    path.write_bytes(content)
+    return path
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from kvrecords.cli import main; main()", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"},
+    )
+
+
+HOSTILE: dict[str, tuple[bytes | str, str]] = {
+    "tab-indentation": ("id: x\nmodel:\n\tqwen3-8-27b\n", "KV001"),
+    "unclosed-quote": ("id: 'kv-efficiency/x\n", "KV001"),
+    "duplicate-key": ("id: a\nid: b\n", "KV002"),
+    "billion-laughs": (
+        "a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n" * 1,
+        "KV003",
+    ),
+    "python-apply": (
+        "id: !!python/object/apply:os.system ['echo pwned > /tmp/kvrecords-pwned']\n",
+        "KV004",
+    ),
+    "python-name": ("id: !!python/name:os.system\n", "KV004"),
+    "local-tag": ("id: !custom x\n", "KV004"),
+    "non-utf8": (b"id: \xc3\x28\n", "KV005"),
+    "bom": (b"\xef\xbb\xbfid: x\n", "KV005"),
+    "utf16": ("id: x\n".encode("utf-16"), "KV005"),
+    "empty": ("", "KV006"),
+    "only-comment": ("# nothing here\n", "KV006"),
+    "document-list": ("id: a\n---\nid: b\n", "KV006"),
+    "scalar-document": ("just a string\n", "KV006"),
+    "complex-key": ("? [a, b]\n: 1\n", "KV006"),
+    "deep-nesting": ("a: " + "[" * (MAX_DEPTH + 5) + "]" * (MAX_DEPTH + 5) + "\n", "KV007"),
+    "deep-mappings": (
+        "a:\n" + "".join("  " * i + f"k{i}:\n" for i in range(1, MAX_DEPTH + 5)),
+        "KV007",
+    ),
+    "huge-file": ("id: x\nnotes: '" + "a" * (MAX_FILE_BYTES + 10) + "'\n", "KV007"),
+    "nan": ("confidence: .nan\n", "KV008"),
+    "infinity": ("confidence: -.inf\n", "KV008"),
+    "overflowing-float": ("confidence: 1e400\n", "KV008"),
+    "absurd-integer": ("confidence: " + "9" * 5000 + "\n", "KV008"),
+    "null-bytes": (b"id: x\x00\n", "KV001"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_file_gets_a_located_problem_and_exit_1(name: str, dataset: Path) -> None:
+    content, code = HOSTILE[name]
+    path = write(dataset, name, content)
+    before = snapshot(dataset)
+    result = run_cli("validate", str(path.relative_to(dataset)), cwd=dataset)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    first = result.stdout.splitlines()[0]
+    assert re.match(rf"^records/kv-efficiency/{name}\.yaml:\d+:\d+: {code} ", first), first
+    assert snapshot(dataset) == before
+    assert not Path("/tmp/kvrecords-pwned").exists()
+
+
+WRONG_VALUES = {
+    "string-with-separators": (
+        ("measured_ttft_ms_at_ctx: 2300", "measured_ttft_ms_at_ctx: '2,300'"),
+        "KV101",
+    ),
+    "boolean-ttft": (("measured_ttft_ms_at_ctx: 2300", "measured_ttft_ms_at_ctx: yes"), "KV101"),
+    "negative-context": (("context_tokens: 150000", "context_tokens: -150000"), "KV101"),
+    "zero-warm-ttft": (("warm_ttft_ms: 2300", "warm_ttft_ms: 0"), "KV101"),
+    "zero-warm-ttft-about": (("warm_ttft_ms: 2300", "warm_ttft_ms: {about: 0}"), "KV101"),
+    "unknown-key": (("confidence: 0.62", "confidence: 0.62\nverified: true"), "KV101"),
+    "model-path": (("model: qwen3-8-27b", "model: ../../etc/passwd"), "KV203"),
+    "model-absolute": (("model: qwen3-8-27b", "model: /etc/passwd"), "KV203"),
+    "missing-model": (("model: qwen3-8-27b", "model: qwen3-8-28b"), "KV203"),
+    "id-not-path": (("id: kv-efficiency/id-not-path", "id: kv-efficiency/elsewhere"), "KV201"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRONG_VALUES))
+def test_wrong_values(name: str, dataset: Path) -> None:
+    (old, new), code = WRONG_VALUES[name]
+    text = record_text(dataset, name)
+    assert old in text
+    path = write(dataset, name, text.replace(old, new, 1))
+    problems = validate(dataset, [path]).problems
+    assert code in {p.code for p in problems}, problems
+    assert all(p.line >= 1 and p.column >= 1 for p in problems)
+
+
+def test_the_seed_read_back_is_still_valid_after_hostile_neighbours(dataset: Path) -> None:
+    # per-file failures never stop the rest of the run
+    for name, (content, _) in HOSTILE.items():
+        write(dataset, name, content)
+    (dataset / SEED).write_text(
+        (dataset / SEED).read_text().replace("speedup: 23x", "speedup: 24x")
+    )
+    problems = validate(dataset).problems
+    assert ("KV402", SEED.as_posix()) in {(p.code, p.path) for p in problems}
+    assert {p.path for p in problems} >= {f"records/kv-efficiency/{name}.yaml" for name in HOSTILE}
+
+
+def test_symlinks_leading_out_of_the_tree(dataset: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("id: secret-contents\n")
+    (dataset / "records/kv-efficiency/leak.yaml").symlink_to(secret)
+    (dataset / "models/leaky-model.yaml").symlink_to(secret)
+    result = run_cli("validate", cwd=dataset)
+    assert result.returncode == 1
+    assert (
+        "records/kv-efficiency/leak.yaml:1:1: KV009 symlink leads outside the dataset"
+        in result.stdout
+    )
+    assert "models/leaky-model.yaml:1:1: KV009 symlink leads outside the dataset" in result.stdout
+    assert "secret-contents" not in result.stdout
+
+
+def test_two_files_with_the_same_id(dataset: Path) -> None:
+    write(dataset, "copy", (dataset / SEED).read_text())
+    problems = validate(dataset).problems
+    assert {(p.code, p.path) for p in problems} == {
+        ("KV201", "records/kv-efficiency/copy.yaml"),
+        ("KV202", "records/kv-efficiency/copy.yaml"),
+    }
+
+
+def test_model_groups_that_do_not_add_up(dataset: Path) -> None:
+    model = dataset / "models/qwen3-8-27b.yaml"
+    model.write_text(model.read_text().replace("layers: 48", "layers: 47"))
+    problems = validate(dataset).problems
+    assert ("KV601", "models/qwen3-8-27b.yaml") in {(p.code, p.path) for p in problems}
+    assert ("KV204", SEED.as_posix()) in {(p.code, p.path) for p in problems}
+
+
+def test_no_network_is_touched(dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the validator opened a socket")
+
+    monkeypatch.setattr(socket, "socket", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    assert validate(dataset).problems == []
+
+
+def test_no_eval_exec_or_unsafe_loaders_in_the_package() -> None:
+    source = "\n".join(p.read_text() for p in (REPO / "validator" / "kvrecords").rglob("*.py"))
+    assert not re.search(r"(?<![\w.])(eval|exec|compile)\(", source)
+    assert (
+        "yaml.load(" not in source and "typ='unsafe'" not in source and 'typ="unsafe"' not in source
+    )
+    assert "pickle" not in source and "marshal" not in source
+
+
+def test_parse_document_never_constructs_objects() -> None:
+    document = parse_document(b"a: !!python/object/new:os.system [echo]\n", "x.yaml")
+    assert isinstance(document, list) and document[0].code == "KV004"

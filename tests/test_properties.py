@@ -1,0 +1,197 @@
+"""Property tests: the validator never raises, whatever a file holds; the arithmetic's invariants."""
+
+from __future__ import annotations
+
+import io
+import tempfile
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from ruamel.yaml import YAML
+
+from conftest import copy_dataset
+from kvrecords.arithmetic import kv_report, parse_element_type
+from kvrecords.document import Document, parse_document
+from kvrecords.models import load_model_file
+from kvrecords.problems import Problem
+from kvrecords.validate import validate
+
+REPO = Path(__file__).resolve().parents[1]
+SEED = REPO / "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml"
+MODEL_IDS = sorted(p.stem for p in (REPO / "models").glob("*.yaml"))
+
+PROPERTY_SETTINGS = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+@pytest.fixture(scope="module")
+def scratch() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory() as folder:
+        yield copy_dataset(Path(folder) / "dataset", with_records=False)
+
+
+def check_file(root: Path, content: bytes) -> list[Problem]:
+    path = root / "records/kv-efficiency/generated.yaml"
+    path.write_bytes(content)
+    problems = validate(root, [path]).problems
+    for problem in problems:
+        assert problem.code.startswith("KV") and problem.line >= 1 and problem.column >= 1
+    return problems
+
+
+@PROPERTY_SETTINGS
+@given(st.binary(max_size=2000))
+def test_parse_never_raises_on_bytes(content: bytes) -> None:
+    result = parse_document(content, "x.yaml")
+    assert isinstance(result, (Document, list))
+
+
+@PROPERTY_SETTINGS
+@given(st.text(max_size=1000))
+def test_validate_never_raises_on_text(scratch: Path, text: str) -> None:
+    check_file(scratch, text.encode("utf-8", errors="surrogatepass"))
+
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**20), max_value=10**20),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=30),
+)
+yaml_data = st.recursive(
+    scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(st.text(max_size=12), children, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+def dump(data: Any) -> bytes:
+    stream = io.StringIO()
+    YAML(typ="safe", pure=True).dump(data, stream)
+    return stream.getvalue().encode("utf-8")
+
+
+@PROPERTY_SETTINGS
+@given(yaml_data)
+def test_validate_never_raises_on_arbitrary_yaml(scratch: Path, data: Any) -> None:
+    check_file(scratch, dump(data))
+
+
+def _leaf_paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    if isinstance(value, dict):
+        return [p for key, child in value.items() for p in _leaf_paths(child, (*path, key))] + [
+            path
+        ]
+    if isinstance(value, list):
+        return [p for i, child in enumerate(value) for p in _leaf_paths(child, (*path, i))] + [path]
+    return [path]
+
+
+SEED_DATA = YAML(typ="safe", pure=True).load(SEED.read_text())
+SEED_PATHS = [p for p in _leaf_paths(SEED_DATA) if p and p[0] != "id"]
+
+
+@PROPERTY_SETTINGS
+@given(st.sampled_from(SEED_PATHS), yaml_data)
+def test_validate_never_raises_on_a_mutated_seed(
+    scratch: Path, path: tuple[Any, ...], value: Any
+) -> None:
+    data = YAML(typ="safe", pure=True).load(SEED.read_text())
+    data["id"] = "kv-efficiency/generated"
+    target = data
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = value
+    check_file(
+        scratch, b"# yaml-language-server: $schema=../../schema/record.schema.json\n" + dump(data)
+    )
+
+
+ALL_MODELS = {
+    model_id: load_model_file(REPO / "models" / f"{model_id}.yaml") for model_id in MODEL_IDS
+}
+# The invariants concern computable geometry; a model with unpublished dimensions gives None.
+MODELS = {
+    model_id: model
+    for model_id, model in ALL_MODELS.items()
+    if kv_report(model, parse_element_type("bf16"), 1).bytes_per_token is not None
+}
+KNOWN_IDS = sorted(MODELS)
+contexts = st.integers(min_value=0, max_value=2_000_000)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(KNOWN_IDS),
+    contexts,
+    contexts,
+    st.sampled_from(["bf16", "fp8", "int2-g32", "nvfp4", "fp8-per-token-head"]),
+)
+def test_kv_bytes_never_decrease_with_context(
+    model_id: str, first: int, second: int, dtype: str
+) -> None:
+    shorter, longer = sorted((first, second))
+    element = parse_element_type(dtype)
+    low = kv_report(MODELS[model_id], element, shorter).kv_bytes_at_context
+    high = kv_report(MODELS[model_id], element, longer).kv_bytes_at_context
+    assert low is not None and high is not None and low <= high
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(KNOWN_IDS), contexts)
+def test_a_window_caps_its_layers(model_id: str, context: int) -> None:
+    report = kv_report(MODELS[model_id], parse_element_type("bf16"), context)
+    for cost in report.groups:
+        window = cost.group.window
+        assert cost.tokens_held == (context if window is None else min(context, window))
+        if window is not None and context >= window:
+            assert cost.kv_bytes == (cost.bytes_per_token or 0) * window
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(KNOWN_IDS), contexts)
+def test_halving_the_element_halves_the_bytes(model_id: str, context: int) -> None:
+    model = MODELS[model_id]
+    for wide, narrow in [("bf16", "fp8"), ("fp8", "fp4"), ("fp32", "bf16")]:
+        wide_report = kv_report(model, parse_element_type(wide), context)
+        narrow_report = kv_report(model, parse_element_type(narrow), context)
+        assert wide_report.bytes_per_token is not None and narrow_report.bytes_per_token is not None
+        assert narrow_report.bytes_per_token * 2 == wide_report.bytes_per_token
+        assert narrow_report.kv_bytes_at_context is not None
+        assert narrow_report.kv_bytes_at_context * 2 == wide_report.kv_bytes_at_context
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(KNOWN_IDS))
+def test_counterfactual_is_never_smaller_per_token(model_id: str) -> None:
+    model = MODELS[model_id]
+    if not any(group.kind in ("attention", "sliding_window") for group in model.leaf_groups()):
+        return  # MLA-only models have no attention geometry to extend
+    bf16 = parse_element_type("bf16")
+    actual = kv_report(model, bf16, 1).bytes_per_token
+    everything = kv_report(model, bf16, 1, "all_layers_as_full_attention").bytes_per_token
+    assert actual is not None and everything is not None
+    assert Fraction(everything) >= Fraction(actual)
+
+
+def test_the_invariants_cover_every_kind_of_model() -> None:
+    kinds = {group.kind for model in MODELS.values() for group in model.leaf_groups()}
+    assert kinds >= {
+        "attention",
+        "sliding_window",
+        "mla",
+        "linear_attention",
+        "mamba1",
+        "mamba2",
+        "shared",
+        "none",
+    }
