@@ -16,15 +16,19 @@ from fractions import Fraction
 from kvrecords.units import BYTE_UNITS, Written
 
 _NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?"
-# A label word: letters and the punctuation of names like head_dim or (K+V); never a lone x.
-_LABEL = r"(?!(?:x|×)(?![A-Za-z_]))[A-Za-z_(][A-Za-z0-9_()+\-/]*"
-_TERM = rf"{_NUMBER}(?:[ \t\n]+{_LABEL}){{0,3}}"
+# A factor: a number, or a parenthesised sum of numbers such as (512 + 64).
+_FACTOR = rf"(?:{_NUMBER}|\({_NUMBER}(?:[ \t\n]*\+[ \t\n]*{_NUMBER})+\))"
+# A label word: letters and the punctuation of names like head_dim or (K+V); never a lone x,
+# and never a parenthesis followed by a digit, which opens a new expression.
+_LABEL = r"(?!(?:x|×)(?![A-Za-z_]))(?:[A-Za-z_]|\((?=[A-Za-z]))[A-Za-z0-9_()+\-/]*"
+_TERM = rf"{_FACTOR}(?:[ \t\n]+{_LABEL}){{0,3}}"
 _OPERATOR = r"(?:[ \t\n]*(?<![A-Za-z_\-])[x×*][ \t\n]*|[ \t\n]+/[ \t\n]+)"
 _UNITS = "|".join(sorted([*BYTE_UNITS, "B/token"], key=len, reverse=True))
 _CLAIM_RE = re.compile(
     rf"(?<![\w.,])(?P<chain>{_TERM}(?:{_OPERATOR}{_TERM})+)[ \t\n]*=[ \t\n]*"
     rf"(?P<result>(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?)(?:[ \t\n]*(?P<unit>{_UNITS}|x)(?![A-Za-z]))?"
 )
+_FACTOR_RE = re.compile(_FACTOR)
 _NUMBER_RE = re.compile(_NUMBER)
 _OPERATOR_RE = re.compile(_OPERATOR)
 
@@ -54,6 +58,8 @@ class Claim:
 
 
 def _number_value(written: str) -> Fraction:
+    if written.startswith("("):
+        return sum((_number_value(n) for n in _NUMBER_RE.findall(written)), Fraction(0))
     if written.endswith("%"):
         return Fraction(written[:-1].replace(",", "")) / 100
     return Fraction(written.replace(",", ""))
@@ -68,7 +74,7 @@ def find_claims(prose: str) -> list[Claim]:
         pieces = _OPERATOR_RE.split(chain)
         operators = [""] + [op.strip() for op in _OPERATOR_RE.findall(chain)]
         for operator, piece in zip(operators, pieces, strict=True):
-            number = _NUMBER_RE.match(piece.strip())
+            number = _FACTOR_RE.match(piece.strip())
             if number is None:
                 break
             factors.append(("/" if operator == "/" else "x" if operator else "", number.group()))
