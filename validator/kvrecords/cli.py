@@ -226,6 +226,140 @@ def _kv_text(report: Any) -> str:
     return "\n".join(lines)
 
 
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--check", is_flag=True, help="Change nothing; list unformatted files and exit 1 if any."
+)
+def fmt(paths: tuple[Path, ...], check: bool) -> None:
+    """Format records, models and hardware files canonically.
+
+    Key order follows the schema, prose becomes folded blocks, the schema modeline comes first;
+    every comment and every value is kept and the write is atomic. With no PATHS, the whole
+    dataset; files outside records/, models/ and hardware/ are skipped.
+    """
+    from kvrecords.dataset import HARDWARE_DIR, MODELS_DIR, RECORDS_DIR
+    from kvrecords.formatting import FormatRefused, check_file, file_kind, format_file
+
+    root = _root()
+    if paths:
+        targets = [p for p in paths if file_kind(root, p) is not None]
+        missing = [p for p in targets if not (p.exists() or p.is_symlink())]
+        if missing:
+            _fail(f"{missing[0]}: no such file")
+    else:
+        folders = (RECORDS_DIR, MODELS_DIR, HARDWARE_DIR)
+        targets = sorted(p for f in folders for p in (root / f).rglob("*.y*ml") if p.is_file())
+    changed, refused = [], False
+    for path in targets:
+        shown = file_kind(root, path)
+        display = shown[1] if shown else str(path)
+        try:
+            if check:
+                if not check_file(path, root):
+                    changed.append(display)
+            elif format_file(path, root):
+                changed.append(display)
+        except FormatRefused as error:
+            refused = True
+            for problem in error.problems:
+                click.echo(
+                    f"{problem.path}:{problem.line}:{problem.column}: {problem.code} {problem.message}"
+                )
+        except ValueError as error:
+            refused = True
+            click.echo(f"{display}: not formatted: {error}")
+    for display in changed:
+        click.echo(f"{'would reformat' if check else 'formatted'} {display}")
+    verb = "would be reformatted" if check else "reformatted"
+    click.echo(f"{len(targets)} files checked, {len(changed)} {verb}")
+    sys.exit(1 if refused or (check and changed) else 0)
+
+
+@cli.command()
+@click.option("--slug", required=True, help="The record's slug: records/kv-efficiency/<slug>.yaml.")
+@click.option("--model", "model_id", required=True, help="Model id from models/.")
+@click.option("--dtype", default="bf16", show_default=True, help="KV element type.")
+@click.option(
+    "--dtype-stated/--dtype-assumed",
+    default=False,
+    show_default=True,
+    help="Whether the source states the KV dtype.",
+)
+@click.option(
+    "--context", "context_tokens", type=click.IntRange(min=1), help="Context length in tokens."
+)
+@click.option(
+    "--layers",
+    "layers_counted",
+    default="cache",
+    show_default=True,
+    type=click.Choice(["cache", "full_attention", "all_layers_as_full_attention"]),
+)
+@click.option("--source-url", help="URL of the source.")
+@click.option(
+    "--publisher", default="TODO: who published the source", help="Who published the source."
+)
+@click.option(
+    "--technique",
+    "techniques",
+    multiple=True,
+    help="Technique (repeatable), e.g. prefix_caching, kv_quantization.",
+)
+@click.option("--accelerator", help="Hardware id from hardware/.")
+@click.option("--count", type=click.IntRange(min=1), help="Number of accelerators.")
+@click.option("--engine", default="vllm", show_default=True, help="Engine name, lowercase.")
+@click.option("--engine-version", help="Engine version as stated.")
+def new(
+    slug: str,
+    model_id: str,
+    dtype: str,
+    dtype_stated: bool,
+    context_tokens: int | None,
+    layers_counted: str,
+    source_url: str | None,
+    publisher: str,
+    techniques: tuple[str, ...],
+    accelerator: str | None,
+    count: int | None,
+    engine: str,
+    engine_version: str | None,
+) -> None:
+    """Scaffold a record with its KV arithmetic already computed from the model.
+
+    Measured fields are null and listed under not_stated with a TODO reason; fill them from
+    the source. Never overwrites an existing file.
+    """
+    from kvrecords.scaffold import scaffold_record, write_scaffold
+
+    root = _root()
+    try:
+        text = scaffold_record(
+            root,
+            slug=slug,
+            model_id=model_id,
+            dtype=dtype,
+            dtype_stated=dtype_stated,
+            context_tokens=context_tokens,
+            layers_counted=layers_counted,
+            source_url=source_url,
+            publisher=publisher,
+            techniques=list(techniques) or ["baseline"],
+            accelerator=accelerator,
+            count=count,
+            engine=engine,
+            engine_version=engine_version,
+        )
+        path = write_scaffold(root, slug, text)
+    except (ValueError, FileExistsError) as error:
+        _fail(str(error))
+    shown = path.relative_to(root).as_posix()
+    click.echo(f"wrote {shown}")
+    click.echo(
+        f"fill the TODOs and nulls from the source, then: kvrecords fmt {shown} && kvrecords validate {shown}"
+    )
+
+
 @cli.group()
 def model() -> None:
     """Model geometry files."""
@@ -273,20 +407,16 @@ def import_hf(
     if to_stdout:
         click.echo(text, nl=False)
         return
-    target = _root() / "models" / f"{model_id}.yaml"
-    _create(target, text)
-    click.echo(
-        f"wrote {target.relative_to(_root())}; check it with: kvrecords validate {target.relative_to(_root())}"
-    )
+    from kvrecords.atomic import create_new
 
-
-def _create(target: Path, text: str) -> None:
-    """Write a new file; never overwrite one."""
+    root = _root()
+    target = root / "models" / f"{model_id}.yaml"
     try:
-        with target.open("x", encoding="utf-8") as handle:
-            handle.write(text)
+        create_new(target, text)
     except FileExistsError:
         _fail(f"{target} exists; remove it first or choose another id")
+    shown = target.relative_to(root).as_posix()
+    click.echo(f"wrote {shown}; check it with: kvrecords validate {shown}")
 
 
 @cli.command()

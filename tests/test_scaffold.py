@@ -1,0 +1,204 @@
+"""``kvrecords new``: a record scaffold with its KV arithmetic already done and checked."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvrecords.document import Document, parse_document
+from kvrecords.formatting import format_text, load_schema
+from kvrecords.prose import claim_value_in_unit, find_claims
+from kvrecords.scaffold import TODO_REASON, scaffold_path, scaffold_record, write_scaffold
+from kvrecords.units import agrees
+from kvrecords.validate import validate
+
+SLUG = "vllm-qwen38-27b-new-150k"
+SEED = Path("records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml")
+
+
+def scaffold(root: Path, **changes: Any) -> str:
+    arguments: dict[str, Any] = {
+        "slug": SLUG,
+        "model_id": "qwen3-8-27b",
+        "dtype": "bf16",
+        "dtype_stated": False,
+        "context_tokens": 150000,
+        "layers_counted": "full_attention",
+        "source_url": None,
+        "publisher": "Senn Tech",
+        "techniques": ["prefix_caching"],
+        "accelerator": "rtx-5090",
+        "count": 1,
+        "engine": "vllm",
+        "engine_version": None,
+    }
+    arguments.update(changes)
+    return scaffold_record(root, **arguments)
+
+
+def data_of(text: str) -> Any:
+    document = parse_document(text.encode("utf-8"), "<test>")
+    assert isinstance(document, Document), document
+    return document.data
+
+
+def fill(text: str) -> str:
+    """What a contributor does next: the measurement, a rating, and every TODO replaced."""
+    text = text.replace("measured_ttft_ms_at_ctx: null", "measured_ttft_ms_at_ctx: 2300")
+    text = re.sub(r"  - field: measured_ttft_ms_at_ctx\n    reason: [^\n]*\n", "", text)
+    text = text.replace("confidence: null", "confidence: 0.62")
+    text = text.replace(f"'{TODO_REASON}'", "The post does not say.")
+    text = re.sub(r"'TODO: [^']*'", "From the post.", text)
+    text = re.sub(r">-\n( +)TODO: [^\n]*\n", r"The post, as cited.\n", text)
+    return text
+
+
+def test_bytes_per_token_matches_a_hand_computation(dataset: Path) -> None:
+    data = data_of(scaffold(dataset))
+    # qwen3-8-27b, full-attention layers: 16 layers x 4 kv heads x (256 + 256) x 2 bytes
+    assert data["kv_bytes_basis"]["bytes_per_token"] == 16 * 4 * (256 + 256) * 2 == 65536
+    # 65,536 B x 150,000 tokens = 9,830,400,000 B = 9.155... GiB
+    assert 65536 * 150000 == 9_830_400_000
+    assert data["kv_bytes_basis"]["kv_at_context"] == "9.16 GiB"
+
+
+def test_the_filled_scaffold_validates_clean(dataset: Path) -> None:
+    text = scaffold(dataset)
+    path = write_scaffold(dataset, SLUG, text)
+    assert path == dataset / "records/kv-efficiency" / f"{SLUG}.yaml"
+    # Unfilled, it fails only for the confidence still to be rated.
+    assert [p.code for p in validate(dataset, [path]).problems] == ["KV101"]
+    filled = fill(text)
+    assert "TODO" not in filled
+    path.write_text(filled, encoding="utf-8")
+    assert validate(dataset, [path]).problems == []
+    assert data_of(filled)["measured_ttft_ms_at_ctx"] == 2300
+
+
+def test_every_null_is_listed_with_a_todo_reason(dataset: Path) -> None:
+    data = data_of(scaffold(dataset))
+    listed = {entry["field"]: entry["reason"] for entry in data["not_stated"]}
+    assert listed["measured_ttft_ms_at_ctx"] == TODO_REASON
+    assert listed["measured_tps_at_ctx"] == TODO_REASON
+    assert listed["methodology.source.url"] == TODO_REASON
+    assert listed["methodology.engine.version"] == TODO_REASON
+    assert {f"results.{name}" for name in data["results"]} <= set(listed)
+    assert all(value is None for value in data["results"].values())
+    assert data["confidence"] is None  # rated by the contributor, never defaulted
+    for key in ("notes", "title", "confidence_reason"):
+        assert data[key].startswith("TODO")
+    assert data["methodology"]["workload"].startswith("TODO")
+    assert data["methodology"]["source"]["citation"].startswith("TODO")
+
+
+def test_the_explanation_writes_out_checked_arithmetic(dataset: Path) -> None:
+    explanation = data_of(scaffold(dataset))["kv_bytes_basis"]["explanation"]
+    assert (
+        "16 layers x 4 kv heads x 256 head_dim x 2 (K+V) x 2 bytes = 65,536 B/token" in explanation
+    )
+    assert "65,536 B/token x 150,000 tokens = 9.16 GiB" in explanation
+    claims = find_claims(explanation)
+    assert len(claims) == 2
+    assert all(agrees(claim.result, claim_value_in_unit(claim)) for claim in claims)
+    assert "assumed" in explanation  # dtype_stated is false
+
+
+def test_the_scaffold_is_already_formatted(dataset: Path) -> None:
+    text = scaffold(dataset)
+    assert format_text(text, "record", load_schema(dataset, "record")) == text
+
+
+def test_windows_and_several_groups_validate_too(dataset: Path) -> None:
+    # gemma-3-27b: sliding-window and full-attention groups, the window caps the context.
+    text = scaffold(
+        dataset, model_id="gemma-3-27b", layers_counted="cache", dtype="fp8", slug="gemma"
+    )
+    assert "(the window)" in data_of(text)["kv_bytes_basis"]["explanation"]
+    path = write_scaffold(dataset, "gemma", fill(text))
+    assert validate(dataset, [path]).problems == []
+
+
+def test_unknown_geometry_leaves_the_derived_fields_null(dataset: Path) -> None:
+    (dataset / "models/mystery-1b.yaml").write_text(
+        "# yaml-language-server: $schema=../schema/model.schema.json\n"
+        "id: mystery-1b\nname: Mystery-1B\nnum_layers: 2\nlayer_groups:\n"
+        "  - kind: attention\n    layers: 2\n    kv_heads: 4\n    head_dim: null\n"
+        "unknown:\n  - field: layer_groups[0].head_dim\n    reason: Not published.\n"
+        "source:\n  citation: A test model whose head_dim is not published.\n",
+        encoding="utf-8",
+    )
+    text = scaffold(dataset, model_id="mystery-1b", slug="mystery")
+    basis = data_of(text)["kv_bytes_basis"]
+    assert basis["bytes_per_token"] is None
+    assert basis["kv_at_context"] is None
+    listed = {e["field"]: e["reason"] for e in data_of(text)["not_stated"]}
+    assert "does not publish layer_groups[0].head_dim" in listed["kv_bytes_basis.bytes_per_token"]
+    assert "does not publish layer_groups[0].head_dim" in listed["kv_bytes_basis.kv_at_context"]
+    path = write_scaffold(dataset, "mystery", fill(text))
+    assert validate(dataset, [path]).problems == []
+
+
+def test_no_context_leaves_kv_at_context_null(dataset: Path) -> None:
+    data = data_of(scaffold(dataset, context_tokens=None))
+    assert data["kv_bytes_basis"]["context_tokens"] is None
+    assert data["kv_bytes_basis"]["kv_at_context"] is None
+    assert data["kv_bytes_basis"]["bytes_per_token"] == 65536
+    fields = {e["field"] for e in data["not_stated"]}
+    assert {"kv_bytes_basis.context_tokens", "kv_bytes_basis.kv_at_context"} <= fields
+
+
+def test_a_wrong_model_id_is_refused(dataset: Path) -> None:
+    with pytest.raises(
+        ValueError, match=r"models/qwen3-8-72b.yaml does not exist; did you mean qwen3-8-27b"
+    ):
+        scaffold(dataset, model_id="qwen3-8-72b")
+    with pytest.raises(ValueError, match="not a path"):
+        scaffold(dataset, model_id="../schema/record")
+
+
+@pytest.mark.parametrize(
+    "slug", ["Upper", "under_score", "../escape", ".hidden", "", "a/b", "x" * 107, "newline\n"]
+)
+def test_a_malformed_slug_is_refused(dataset: Path, slug: str) -> None:
+    with pytest.raises(ValueError, match="lowercase letters, digits, dots and hyphens"):
+        scaffold(dataset, slug=slug)
+    with pytest.raises(ValueError):
+        scaffold_path(dataset, slug)
+
+
+def test_an_existing_record_is_never_overwritten(dataset: Path) -> None:
+    seed = dataset / SEED
+    before = seed.read_bytes()
+    with pytest.raises(FileExistsError, match="already exists"):
+        scaffold(dataset, slug=seed.stem)
+    with pytest.raises(FileExistsError):
+        write_scaffold(dataset, seed.stem, "id: replaced\n")
+    assert seed.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"dtype": "bf17"}, "unknown element type"),
+        ({"layers_counted": "some"}, "layers_counted 'some'"),
+        ({"engine": "vLLM"}, "methodology.engine.name"),
+        ({"techniques": ["magic"]}, "techniques"),
+        ({"accelerator": "rtx-5900"}, "did you mean rtx-5090"),
+        ({"context_tokens": 0}, "context_tokens 0"),
+        ({"source_url": "ftp://x"}, "methodology.source.url"),
+    ],
+)
+def test_bad_inputs_are_refused_with_the_reason(
+    dataset: Path, changes: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        scaffold(dataset, **changes)
+
+
+def test_dtype_aliases_are_written_in_the_schemas_form(dataset: Path) -> None:
+    data = data_of(scaffold(dataset, dtype="bfloat16", dtype_stated=True))
+    assert data["kv_bytes_basis"]["dtype"] == "bf16"
+    assert data["kv_bytes_basis"]["dtype_stated"] is True

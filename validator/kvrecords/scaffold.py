@@ -1,0 +1,426 @@
+"""A new record's first draft (``kvrecords new``): the KV arithmetic done, the rest to fill.
+
+The derived fields (bytes per token, KV at the context, the fixed state) are computed here
+from the model file with the same arithmetic the validator checks them with, and the
+explanation writes that arithmetic out as claims the prose checker verifies. Everything the
+contributor must read from the source is null (listed under ``not_stated`` with a TODO reason)
+or a ``TODO`` placeholder; ``confidence`` is null so that validation fails until it is rated.
+The text comes back in the canonical format (``format_text`` leaves it unchanged).
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import io
+import re
+from collections.abc import Iterator
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from kvrecords.arithmetic import (
+    LAYER_BASES,
+    LAYER_BASIS_MEANING,
+    ElementType,
+    GroupCost,
+    KvReport,
+    parse_element_type,
+)
+from kvrecords.atomic import create_new
+from kvrecords.dataset import (
+    HARDWARE_DIR,
+    MODELS_DIR,
+    RECORD_PREFIX,
+    RECORDS_DIR,
+    SCHEMA_DIR,
+    DatasetFile,
+    model_file,
+)
+from kvrecords.document import Document, parse_document
+from kvrecords.formatting import format_text, load_schema
+from kvrecords.geometry import Attention, Model, MultiHeadLatent
+from kvrecords.record_checks import basis_report
+from kvrecords.schemas import schema_problems
+from kvrecords.units import BYTE_UNITS, format_in_unit
+
+TODO_REASON = "TODO: fill from the source or give the reason it is not stated"
+_ID_RE = re.compile(r"[a-z0-9][a-z0-9.-]*")  # used with fullmatch: no trailing newline
+_MAX_SLUG = 120 - len(f"{RECORD_PREFIX}/")  # the schema caps the id at 120 characters
+_MEASURED_RESULTS = (
+    "cold_ttft_ms",
+    "warm_ttft_ms",
+    "hit_rate",
+    "decode_tokens_per_s",
+    "prefill_tokens_per_s",
+)
+
+
+def scaffold_path(root: Path, slug: str) -> Path:
+    """Where the record ``kv-efficiency/<slug>`` lives; ``ValueError`` for a malformed slug."""
+    _check_slug(slug)
+    return root / RECORDS_DIR / RECORD_PREFIX / f"{slug}.yaml"
+
+
+def scaffold_record(
+    root: Path,
+    *,
+    slug: str,
+    model_id: str,
+    dtype: str,
+    dtype_stated: bool,
+    context_tokens: int | None,
+    layers_counted: str,
+    source_url: str | None,
+    publisher: str,
+    techniques: list[str],
+    accelerator: str | None,
+    count: int | None,
+    engine: str,
+    engine_version: str | None,
+) -> str:
+    """The YAML text of a new record, formatted; ``ValueError`` says which input is wrong.
+
+    ``FileExistsError`` when the record already exists: a scaffold never replaces one.
+    """
+    path = scaffold_path(root, slug)
+    if path.exists() or path.is_symlink():
+        raise FileExistsError(
+            f"{path.relative_to(root).as_posix()} already exists; choose another slug"
+        )
+    model, model_display = _load_model(root, model_id)
+    if layers_counted not in LAYER_BASES:
+        raise ValueError(f"layers_counted {layers_counted!r}: one of {', '.join(LAYER_BASES)}")
+    if context_tokens is not None and (isinstance(context_tokens, bool) or context_tokens < 1):
+        raise ValueError(f"context_tokens {context_tokens!r}: a positive number of tokens, or None")
+    _check_accelerator(root, accelerator)
+    element = parse_element_type(dtype)  # ValueError lists the valid forms
+    report = basis_report(
+        model,
+        {"dtype": element.name, "context_tokens": context_tokens, "layers_counted": layers_counted},
+    )
+    record = _record(
+        slug=slug,
+        model_id=model_id,
+        model_display=model_display,
+        model=model,
+        report=report,
+        dtype_stated=dtype_stated,
+        context_tokens=context_tokens,
+        source_url=source_url,
+        publisher=publisher,
+        techniques=techniques,
+        accelerator=accelerator,
+        count=count,
+        engine=engine,
+        engine_version=engine_version,
+    )
+    text = format_text(_dump(record), "record", load_schema(root, "record"))
+    _check_schema(root, text)
+    return text
+
+
+def write_scaffold(root: Path, slug: str, text: str) -> Path:
+    """Write a scaffold at its path; ``FileExistsError`` (nothing written) if a file is there."""
+    path = scaffold_path(root, slug)
+    create_new(path, text)
+    return path
+
+
+# ---- inputs ---------------------------------------------------------------------------------
+
+
+def _check_slug(slug: str) -> None:
+    if not _ID_RE.fullmatch(slug) or len(slug) > _MAX_SLUG:
+        raise ValueError(
+            f"slug {slug!r}: use lowercase letters, digits, dots and hyphens, starting with a letter "
+            f"or digit, at most {_MAX_SLUG} characters (the record becomes {RECORDS_DIR}/{RECORD_PREFIX}/<slug>.yaml)"
+        )
+
+
+def _load_model(root: Path, model_id: str) -> tuple[Model, str]:
+    """The model's geometry, from a sound model file only (the validator's own model checks)."""
+    from kvrecords.validate import check_model_file
+
+    if not _ID_RE.fullmatch(model_id):
+        raise ValueError(
+            f"model {model_id!r}: a model id is lowercase letters, digits, dots and hyphens, not a path"
+        )
+    path = model_file(root, model_id)
+    display = f"{MODELS_DIR}/{model_id}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in (root / MODELS_DIR).glob("*.yaml"))
+        close = difflib.get_close_matches(model_id, known, n=3)
+        hint = (
+            f"; did you mean {', '.join(close)}?"
+            if close
+            else f"; known models: {', '.join(known)}"
+        )
+        raise ValueError(f"model {model_id!r}: {display} does not exist{hint}")
+    state = check_model_file(root.resolve(), DatasetFile("model", path.resolve(), display))
+    errors = [p for p in state.problems if p.severity == "error"]
+    if state.model is None or errors:
+        listed = "; ".join(f"{p.line}:{p.column} {p.code} {p.message}" for p in errors)
+        raise ValueError(f"model {model_id!r}: {display} has problems: {listed}")
+    return state.model, display.removesuffix(".yaml")
+
+
+def _check_accelerator(root: Path, accelerator: str | None) -> None:
+    folder = root / HARDWARE_DIR
+    if accelerator is None or not folder.is_dir() or (folder / f"{accelerator}.yaml").is_file():
+        return
+    known = sorted(p.stem for p in folder.glob("*.yaml"))
+    close = difflib.get_close_matches(accelerator, known, n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(known)}"
+    raise ValueError(
+        f"accelerator {accelerator!r}: {HARDWARE_DIR}/{accelerator}.yaml does not exist{hint}"
+    )
+
+
+def _check_schema(root: Path, text: str) -> None:
+    """The scaffold satisfies the schema once rated (confidence is the one null it may not keep)."""
+    document = parse_document(text.encode("utf-8"), "<scaffold>")
+    assert isinstance(document, Document)  # format_text has just read it back
+    rated = copy.copy(document)
+    rated.data = {**document.data, "confidence": 0.5}
+    problems = schema_problems(rated, "record", root / SCHEMA_DIR)
+    if problems:
+        raise ValueError("; ".join(p.message for p in problems))
+
+
+# ---- the record -----------------------------------------------------------------------------
+
+
+def _record(
+    *,
+    slug: str,
+    model_id: str,
+    model_display: str,
+    model: Model,
+    report: KvReport,
+    dtype_stated: bool,
+    context_tokens: int | None,
+    source_url: str | None,
+    publisher: str,
+    techniques: list[str],
+    accelerator: str | None,
+    count: int | None,
+    engine: str,
+    engine_version: str | None,
+) -> dict[str, Any]:
+    per_token = report.bytes_per_token
+    if per_token is not None and per_token.denominator != 1:
+        raise ValueError(
+            f"{model_display} at {report.dtype.name} gives {float(per_token):,.2f} B/token, not a "
+            "whole number of bytes, and bytes_per_token is an exact integer; choose another group size"
+        )
+    at_context = report.kv_bytes_at_context if context_tokens is not None else None
+    basis: dict[str, Any] = {
+        "dtype": report.dtype.name,
+        "dtype_stated": dtype_stated,
+        "layers_counted": report.layers_counted,
+        "context_tokens": context_tokens,
+        "bytes_per_token": None if per_token is None else int(per_token),
+        "kv_at_context": None if at_context is None else format_in_unit(at_context, "GiB", 2),
+    }
+    state = report.fixed_state_bytes
+    if state:  # only models with state layers whose dimensions are published
+        basis["fixed_state"] = _readable(state)
+    basis["explanation"] = _explanation(model_display, model, report, dtype_stated, context_tokens)
+    record: dict[str, Any] = {
+        "id": f"{RECORD_PREFIX}/{slug}",
+        "title": "TODO: one line with the technique, model, hardware and context",
+        "model": model_id,
+    }
+    if techniques:
+        record["techniques"] = list(techniques)
+    record["kv_bytes_basis"] = basis
+    record["methodology"] = {
+        "source": {
+            "publisher": publisher,
+            "title": None,
+            "url": source_url,
+            "published": None,
+            "locator": None,
+            "citation": "TODO: a citation a reader can follow without the URL (author, title, date, section)",
+        },
+        "hardware": {"accelerator": accelerator, "count": count},
+        "engine": {"name": engine, "version": engine_version},
+        "weights_precision": None,
+        "concurrency": None,
+        "workload": "TODO: the prompts and traffic (lengths, sharing, repetitions)",
+    }
+    record["results"] = dict.fromkeys(_MEASURED_RESULTS)
+    record["notes"] = "TODO: what the record shows and how to read it"
+    record["confidence"] = None
+    record["confidence_reason"] = (
+        "TODO: rate with the rubric in CONTRIBUTING.md and say what is stated and what is assumed"
+    )
+    record["measured_ttft_ms_at_ctx"] = None
+    record["measured_tps_at_ctx"] = None
+    geometry_reason = f"{model_display}.yaml does not publish {', '.join(model.unknown) or 'the dimensions needed'}"
+    from_geometry = ("kv_bytes_basis.bytes_per_token", "kv_bytes_basis.kv_at_context")
+    record["not_stated"] = [
+        {
+            "field": field,
+            "reason": geometry_reason
+            if field in from_geometry and per_token is None
+            else TODO_REASON,
+        }
+        for field in _null_fields(record, "")
+        if field != "confidence"  # to be rated, not explained: validation fails while it is null
+    ]
+    return record
+
+
+def _null_fields(value: Any, prefix: str) -> Iterator[str]:
+    """Dotted paths of the nulls, in order (the form not_stated uses)."""
+    if value is None:
+        yield prefix
+    elif isinstance(value, dict):
+        for key, child in value.items():
+            yield from _null_fields(child, f"{prefix}.{key}" if prefix else key)
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            yield from _null_fields(child, f"{prefix}[{index}]")
+
+
+def _dump(record: dict[str, Any]) -> str:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    stream = io.StringIO()
+    yaml.dump(record, stream)
+    return stream.getvalue()
+
+
+# ---- the explanation ------------------------------------------------------------------------
+# Claims are written only as pure products (``a x b x c = d unit``), the one form the prose
+# checker evaluates; sums and formulas with scales are written without ``=`` so that no part of
+# them reads as a (wrong) claim.
+
+
+def _explanation(
+    model_display: str,
+    model: Model,
+    report: KvReport,
+    dtype_stated: bool,
+    context_tokens: int | None,
+) -> str:
+    stated = (
+        "as the source states"
+        if dtype_stated
+        else "assumed: the source does not state the KV dtype"
+    )
+    sentences = [
+        f"KV arithmetic from {model_display} at {report.dtype.name} ({stated}), counting "
+        f"{LAYER_BASIS_MEANING[report.layers_counted]}."
+    ]
+    per_token = report.bytes_per_token
+    if per_token is None:
+        unknown = ", ".join(model.unknown) or "a dimension"
+        sentences.append(
+            f"{model_display} does not publish {unknown}, so bytes per token cannot be computed."
+        )
+        return " ".join(sentences)
+    growing = [cost for cost in report.groups if cost.bytes_per_token]
+    single = len(growing) == 1
+    for cost in growing:
+        sentences.append(_per_token_sentence(cost, report.dtype, single))
+    if len(growing) > 1:
+        sentences.append(f"Together that makes {_number(per_token)} B/token.")
+    for cost in report.groups:
+        if cost.bytes_per_token == 0:
+            sentences.append(
+                f"The {cost.group.layers} {cost.group.kind} layers add no per-token term."
+            )
+    at_context = report.kv_bytes_at_context
+    if context_tokens is not None and at_context is not None and growing:
+        terms = [_at_context_claim(cost, context_tokens) for cost in growing]
+        if single:
+            sentences.append(f"At {context_tokens:,} tokens: {terms[0]}.")
+        else:
+            total = format_in_unit(at_context, "GiB", 2)
+            sentences.append(f"At {context_tokens:,} tokens: {'; '.join(terms)}; in all {total}.")
+    if report.fixed_state_bytes:
+        sentences.append(
+            f"The fixed state is {_readable(report.fixed_state_bytes)} per sequence at {report.state_dtype.name}."
+        )
+    return " ".join(sentences)
+
+
+def _per_token_sentence(cost: GroupCost, dtype: ElementType, single: bool) -> str:
+    chain = _chain(cost, dtype)
+    assert cost.bytes_per_token is not None
+    if chain is None:
+        return cost.token_formula.replace(" = ", ", which gives ") + "."
+    if single:
+        return f"{chain} = {_number(cost.bytes_per_token)} B/token."
+    return f"{chain} = {_number(cost.bytes_per_token)} B per token."
+
+
+def _chain(cost: GroupCost, dtype: ElementType) -> str | None:
+    """``16 layers x 4 kv heads x 256 head_dim x 2 (K+V) x 2 bytes``, or None if not a product."""
+    element = _element_bytes(dtype)
+    if element is None or _decimal(element) is None:
+        return None
+    group = cost.group
+    if isinstance(group, Attention) and group.kv_heads and group.head_dim and group.value_dim:
+        if group.head_dim == group.value_dim:
+            shape = f"{group.kv_heads:,} kv heads x {group.head_dim:,} head_dim x 2 (K+V)"
+        else:
+            shape = f"{group.kv_heads:,} kv heads x {group.head_dim + group.value_dim:,} (head_dim+v_head_dim)"
+    elif isinstance(group, MultiHeadLatent) and group.kv_lora_rank and group.qk_rope_head_dim:
+        shape = f"{group.kv_lora_rank + group.qk_rope_head_dim:,} (kv_lora_rank+qk_rope_head_dim)"
+    else:
+        return None
+    return f"{group.layers:,} layers x {shape} x {_decimal(element)} bytes"
+
+
+def _element_bytes(dtype: ElementType) -> Fraction | None:
+    """Bytes per element with the group scales spread over it; None with per-vector scales."""
+    if dtype.vector_scale_bytes:
+        return None
+    bits = Fraction(dtype.value_bits)
+    if dtype.group_size is not None:
+        bits += Fraction(dtype.group_scale_bits, dtype.group_size)
+    return bits / 8
+
+
+def _at_context_claim(cost: GroupCost, context_tokens: int) -> str:
+    assert cost.bytes_per_token is not None
+    window = " (the window)" if cost.tokens_held < context_tokens else ""
+    return (
+        f"{_number(cost.bytes_per_token)} B/token x {cost.tokens_held:,} tokens{window} = "
+        f"{_readable(cost.bytes_per_token * cost.tokens_held)}"
+    )
+
+
+def _decimal(value: Fraction) -> str | None:
+    """The exact decimal text of ``value`` with thousands separators; None if it does not end."""
+    denominator = value.denominator
+    places = 0
+    while denominator % 10 == 0:
+        denominator //= 10
+        places += 1
+    for factor in (2, 5):
+        while denominator % factor == 0:
+            denominator //= factor
+            places += 1
+    if denominator != 1:
+        return None
+    text = f"{Decimal(value.numerator) / Decimal(value.denominator):,.{places}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _number(value: Fraction) -> str:
+    return _decimal(value) or f"{float(value):,.4f}"
+
+
+def _readable(exact_bytes: Fraction) -> str:
+    """A byte figure with 2 decimals in the largest binary unit that keeps it at 1 or more."""
+    for unit in ("TiB", "GiB", "MiB", "KiB"):
+        if exact_bytes >= BYTE_UNITS[unit]:
+            return format_in_unit(exact_bytes, unit, 2)
+    return format_in_unit(exact_bytes, "B", 0)
