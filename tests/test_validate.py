@@ -65,7 +65,7 @@ def test_changed_gib_figure_fails(dataset: Path) -> None:
 def test_changed_prose_figure_fails_at_its_own_line(dataset: Path) -> None:
     edit(dataset / SEED, "= 8.56 GiB", "= 8.65 GiB")
     problems = validate(dataset, [dataset / SEED]).problems
-    assert [(p.code, p.line) for p in problems] == [("KV501", 91)]
+    assert [(p.code, p.line) for p in problems] == [("KV501", 115)]
     assert problems[0].message == (
         "prose claims 0.935 x 150,000 x 65,536 = 8.65 GiB; it is 8.56 GiB (9,191,424,000 B)"
     )
@@ -106,9 +106,9 @@ def test_schema_failure_skips_arithmetic_but_others_run(dataset: Path) -> None:
 
 def test_every_schema_error_is_reported_with_its_position(dataset: Path) -> None:
     edit(dataset / SEED, "confidence: 0.62", "confidence: 1.5")
-    edit(dataset / SEED, "  count: 1\n", "  count: one\n")
+    edit(dataset / SEED, "    count: 1\n    host: hermes", "    count: one\n    host: hermes")
     problems = validate(dataset, [dataset / SEED]).problems
-    assert [(p.code, p.line, p.column) for p in problems] == [("KV101", 39, 12), ("KV101", 93, 13)]
+    assert [(p.code, p.line, p.column) for p in problems] == [("KV101", 63, 12), ("KV101", 117, 13)]
     assert problems[1].message.startswith("confidence: 1.5 is greater than the maximum of 1")
 
 
@@ -134,7 +134,7 @@ def test_json_and_github_formats(dataset: Path) -> None:
     assert report["errors"] == 1
     assert report["problems"][0] == {
         "path": SEED.as_posix(),
-        "line": 61,
+        "line": 85,
         "column": 12,
         "code": "KV402",
         "severity": "error",
@@ -144,7 +144,7 @@ def test_json_and_github_formats(dataset: Path) -> None:
     assert github.returncode == 1
     # commas and colons are escaped only in the properties, not in the message
     assert github.stdout.startswith(
-        f"::error file={SEED.as_posix()},line=61,col=12,title=KV402::KV402 speedup is 24x; 53,200 / 2,300 = 23.1304"
+        f"::error file={SEED.as_posix()},line=85,col=12,title=KV402::KV402 speedup is 24x; 53,200 / 2,300 = 23.1304"
     )
 
 

@@ -8,7 +8,9 @@ from it is ``None`` too, never a guess.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 
 @dataclass(frozen=True)
@@ -230,6 +232,23 @@ LayerGroup = LeafGroup | Parallel
 
 
 @dataclass(frozen=True)
+class ParameterCount:
+    """Parameter counts in billions as the model file states them (None: not stated)."""
+
+    total_billions: Fraction | None
+    active_billions: Fraction | None
+    stated_as: str
+
+    @property
+    def from_name(self) -> bool:
+        """True when the count is read off the model's name, not published as a count."""
+        return bool(_FROM_NAME.search(self.stated_as))
+
+
+_FROM_NAME = re.compile(r"\bfrom (?:the )?(?:model(?:'s)? )?name\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
 class Model:
     """A model's cache geometry. ``dtype`` is the weights' dtype, the default for state."""
 
@@ -239,6 +258,7 @@ class Model:
     groups: tuple[LayerGroup, ...]
     dtype: str | None = None
     unknown: tuple[str, ...] = field(default=())
+    parameters: ParameterCount | None = None  # for the hardware checks; None: not stated
 
     def leaf_groups(self) -> tuple[LeafGroup, ...]:
         """Every cache-holding unit; a parallel group's mixers each span its layers."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from kvrecords.geometry import (
     MultiHeadLatent,
     NoCache,
     Parallel,
+    ParameterCount,
     SharedCache,
 )
 
@@ -76,6 +79,22 @@ def model_from_data(data: dict[str, Any]) -> Model:
         groups=tuple(group_from_data(group) for group in data["layer_groups"]),
         dtype=data.get("dtype"),
         unknown=tuple(entry["field"] for entry in data.get("unknown", ())),
+        parameters=parameters_from_data(data.get("parameters")),
+    )
+
+
+def parameters_from_data(data: dict[str, Any] | None) -> ParameterCount | None:
+    """The model's parameter counts, exact as written (5.1 stays 51/10)."""
+    if data is None:
+        return None
+
+    def billions(value: float | int | None) -> Fraction | None:
+        return None if value is None else Fraction(Decimal(str(value)))
+
+    return ParameterCount(
+        billions(data.get("total_billions")),
+        billions(data.get("active_billions")),
+        data.get("stated_as", ""),
     )
 
 

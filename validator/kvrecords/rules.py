@@ -273,6 +273,107 @@ _RULES = [
         "num_layers: 64\nlayer_groups: [{kind: attention, layers: 16, ...}, {kind: linear_attention, layers: 48, ...}]",
         "num_layers: 64\nlayer_groups: [{kind: attention, layers: 16, ...}]\n# KV601 layer groups add up to 16; num_layers is 64",
     ),
+    Rule(
+        "KV701",
+        "fit",
+        "Weights plus KV fit the accelerators: total params x bits per weight / 8 + sequences x "
+        "(KV at context + fixed state) <= count x usable memory, unless techniques lists kv_offload.",
+        "Arithmetic that agrees with itself can still be impossible: a 70B model in bf16 does not "
+        "fit one 80 GB card. Memory is hardware/<id>.yaml's usable_gib (the driver's total; the "
+        "nominal size, flagged, on unified-memory parts); sequences is methodology.concurrency, "
+        "else 1; the KV is every layer as the model is, at the record's KV dtype. Bits per weight "
+        "come from methodology.weights_precision (bf16 16, fp8 8, AWQ/GPTQ int4 4, nvfp4 4.5, "
+        "mxfp4 4.25, Q4_K_M 4.5, Q8_0 8.5, ...: the fewest the name allows); when it is null or "
+        "not recognised, 4 bits are assumed. A check that rests on an assumption (weights "
+        "precision, a parameter count read off the model's name, an unstated KV dtype, nominal "
+        "memory, a hardware figure rated below high) is a warning, else an error.",
+        "model: llama-3.1-8b\nmethodology:\n  hardware: {accelerator: rtx-4090, count: 1}\n"
+        "  weights_precision: bf16\n# 8B x 16 bits / 8 = 14.90 GiB + 0.50 GiB KV (4,096 tokens) "
+        "is 64% of 23.99 GiB",
+        "model: llama-3.1-70b\nmethodology:\n  hardware: {accelerator: h100-sxm, count: 1}\n"
+        "  weights_precision: bf16\n# KV701 weights + KV do not fit: weights 130.39 GiB (70B "
+        "total params x 16 bits / 8) + 1.25 GiB KV = 131.64 GiB is 165% of 1 x 79.65 GiB "
+        "(hardware/h100-sxm.yaml usable_gib 79.65 GiB); if the cache is offloaded, add "
+        "kv_offload to techniques",
+    ),
+    Rule(
+        "KV702",
+        "decode-roofline",
+        "Decode tokens/s (measured_tps_at_ctx, results.decode_tokens_per_s) are within the "
+        "memory-bandwidth roofline: per sequence <= s x count x bandwidth / (active params x "
+        "bits / 8 + B x KV per sequence), aggregate <= B times that.",
+        "Each decode step reads the active weights once for the whole batch of B sequences and "
+        "each sequence's KV at context, so no engine decodes faster than the memory can feed it "
+        "(s = 1 + draft tokens under speculative decoding; with an unstated draft length the "
+        "check is not run). Bandwidth is the highest figure in hardware/<id>.yaml (decimal "
+        "GB/s). results.decode_rate_scope says whether a rate is per sequence or aggregate; "
+        "when it is omitted the lenient reading is taken (aggregate when concurrency is above "
+        "1), and an unstated concurrency is read as one sequence, which only warns. Ranges are "
+        "checked at their low end.",
+        "model: llama-3.1-8b   (8B, bf16, 4,096 tokens)\nmethodology: {hardware: {accelerator: "
+        "rtx-4090, count: 1}, weights_precision: bf16, concurrency: 1}\nmeasured_tps_at_ctx: 55\n"
+        "# 55.0 tok/s is 90% of the 61.0 tok/s roofline",
+        "measured_tps_at_ctx: 150   (same record)\n# KV702 decode measured_tps_at_ctx is above the "
+        "memory-bandwidth roofline: 150.0 tok/s read as one sequence is 246% of the 61.0 tok/s "
+        "roofline = 1 x 1,008 GB/s / (weights 14.90 GiB [8B active params x 16 bits / 8] + "
+        "0.50 GiB KV) (hardware/rtx-4090.yaml memory_bandwidth_gb_s 1,008 GB/s)",
+    ),
+    Rule(
+        "KV703",
+        "prefill-ceiling",
+        "The prefill rate (context / cold TTFT, else / measured_ttft_ms_at_ctx when no prefix "
+        "reuse is involved; and results.prefill_tokens_per_s) is within count x peak FLOP/s / "
+        "FLOPs per token.",
+        "A prompt cannot be processed faster than the chip's dense peak allows. FLOPs per token "
+        "= 2 x active params + attention, where attention = 2 x layers x heads x (head_dim + "
+        "v_head_dim) x the average context a prompt token attends to (context / 2 for full "
+        "attention, W - W^2 / (2 x context) for a window W shorter than the context), i.e. "
+        "2 x 2 x layers x heads x head_dim x context / 2 when K and V have the same width. Heads "
+        "are the model file's kv heads (a lower bound: query heads are not recorded), MLA counts "
+        "one latent head, linear-attention and Mamba layers add nothing. The peak is the most "
+        "generous that applies to the weights' precision (FP16-accumulate on GeForce, INT8 for "
+        "GGUF, FP4 for nvfp4/mxfp4, every type when the precision is not stated), and a peak "
+        "rated below high makes a violation a warning.",
+        "context_tokens: 150000\ncold_ttft_ms: 53200   (27B on one rtx-5090)\n# 2,820 tok/s is "
+        "9.9% of the 28,448 tok/s ceiling",
+        "model: llama-3.1-8b   (bf16 on one a100-80gb-sxm)\ncontext_tokens: 131072\n"
+        "cold_ttft_ms: 1000\n# KV703 prefill context / TTFT is faster than the peak FLOP/s "
+        "allows: 131,072 tokens / 1 s = 131,072 tok/s is 1033% of the 12,688 tok/s ceiling = 1 x "
+        "312 TFLOP/s bf16 (peak_dense_tflops.bf16 312; the most generous for bf16 weights) / "
+        "(2 x 8e9 + 2 x 32 layers x 8 heads x (128 + 128) x 131,072/2 = 2.459e+10 FLOP/token)",
+    ),
+    Rule(
+        "KV704",
+        "fit-claim",
+        "Each kv_bytes_basis.fit_claims entry comes out the way it claims: weights (total params "
+        "x bits of its weights_precision / 8) + sequences x the basis's KV at context, against "
+        "count x usable memory of its accelerator.",
+        "Prose such as 'fits one 32 GB RTX 5090 beside a quantized 27B' is a claim about "
+        "hardware that readers act on. A claim whose weights_precision_stated is false rests on "
+        "an assumed precision and only warns; the basis is 'main' or an index into "
+        "kv_bytes_basis.alternatives.",
+        "fit_claims:\n  - {basis: 0, fits: false, accelerator: rtx-5090, count: 1,\n     "
+        "weights_precision: int4, weights_precision_stated: false,\n     stated_as: ...36.6 "
+        "GiB, which would not.}",
+        "fit_claims:\n  - {basis: 0, fits: true, accelerator: rtx-5090, count: 1,\n     "
+        "weights_precision: int4, weights_precision_stated: false, ...}\n# KV704 fit claim "
+        "does not hold, it does not fit: weights 12.57 GiB (27B total params x 4 bits / 8) + "
+        "36.62 GiB KV (alternatives[0]) = 49.19 GiB is 155% of 1 x 31.84 GiB "
+        "(hardware/rtx-5090.yaml usable_gib 31.84 GiB) (assumes: parameter count read off the "
+        "name ('27B (from the model name)'); weights int4 assumed (the source does not state "
+        "them)); a warning, since it rests on those assumptions [warning]",
+    ),
+    Rule(
+        "KV705",
+        "hardware-link",
+        "Every accelerator a record names (methodology.hardware, observations, fit_claims) is a "
+        "file hardware/<id>.yaml that passes its own schema.",
+        "The hardware checks divide by the file's memory, bandwidth and peaks; a misspelt or "
+        "missing accelerator would silently skip them.",
+        "hardware: {accelerator: rtx-5090, count: 1}",
+        "hardware: {accelerator: rtx-5009, count: 1}\n# KV705 accelerator 'rtx-5009': "
+        "hardware/rtx-5009.yaml does not exist; did you mean rtx-5090?",
+    ),
 ]
 
 RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}

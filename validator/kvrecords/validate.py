@@ -23,7 +23,9 @@ from kvrecords.dataset import (
 )
 from kvrecords.document import Document, JsonPath, read_document
 from kvrecords.geometry import Model
+from kvrecords.hardware import HardwareCatalog
 from kvrecords.models import model_from_data
+from kvrecords.plausibility import plausibility_problems
 from kvrecords.problems import Problem
 from kvrecords.record_checks import RECORD_CHECKS, RecordContext
 from kvrecords.schemas import schema_problems
@@ -68,8 +70,9 @@ def validate(root: Path, paths: Sequence[Path] | None = None) -> Outcome:
         if state is not None:
             problems += state.problems
     ids = _id_index(records, models.values())
+    hardware = HardwareCatalog(root)  # hardware/<id>.yaml, read once each, on first use
     for record in selected_records:
-        problems += check_record_file(root, record, state_of, ids)
+        problems += check_record_file(root, record, state_of, ids, hardware)
     return Outcome(sorted(set(problems)), len(selected_records) + len(selected_models))
 
 
@@ -241,6 +244,7 @@ def check_record_file(
     dataset_file: DatasetFile,
     state_of: Any,
     ids: dict[str, list[str]],
+    hardware: HardwareCatalog | None = None,
 ) -> list[Problem]:
     document = _read(root, dataset_file)
     if not isinstance(document, Document):
@@ -288,6 +292,8 @@ def check_record_file(
     context = RecordContext(document, state.model, state.file.display.removesuffix(".yaml"))
     for check in RECORD_CHECKS:
         problems += check(context)
+    # Physical plausibility (KV701-KV705): the record against its hardware's limits.
+    problems += plausibility_problems(context, hardware or HardwareCatalog(root))
     return problems
 
 

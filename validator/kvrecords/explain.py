@@ -1,0 +1,325 @@
+"""``explain``: every number the validator derives for one record, and what it could not check.
+
+The text lists the inputs read from the model and hardware files, the KV arithmetic with its
+formulas, the figures derived from the measurements, each plausibility check with its margin,
+and the checks that were not run for lack of a stated input. It never raises for anything a
+record holds: a file that cannot be read or fails its schema is explained as far as it goes.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from kvrecords.arithmetic import KvReport
+from kvrecords.dataset import MODELS_DIR, SCHEMA_DIR, DatasetFile, classify, model_file
+from kvrecords.document import Document, read_document
+from kvrecords.hardware import Hardware, HardwareCatalog
+from kvrecords.plausibility import (
+    Evaluation,
+    HardwareIndex,
+    all_evaluations,
+    hardware_index,
+    kv_per_sequence,
+    plausibility_problems,
+    record_weights,
+    setup_of,
+    speculation,
+)
+from kvrecords.problems import Problem
+from kvrecords.record_checks import RECORD_CHECKS, RecordContext, basis_report
+from kvrecords.schemas import schema_problems
+from kvrecords.units import format_exact, format_fraction, format_in_unit
+
+INDENT = "  "
+
+
+def explain_record(root: Path, record_path: Path) -> str:
+    """Everything the validator derives for the record at ``record_path``, as text."""
+    root = root.resolve()
+    dataset_file = classify(root, record_path)
+    display = dataset_file.display if dataset_file else str(record_path)
+    lines = [display]
+    document = read_document(record_path, display)
+    if not isinstance(document, Document):
+        return "\n".join([*lines, "cannot be read:", *_problem_lines(document)])
+    schema_errors = schema_problems(document, "record", root / SCHEMA_DIR)
+    if schema_errors:
+        lines.append("fails its schema, so nothing is derived:")
+        return "\n".join(lines + _problem_lines(schema_errors))
+    context = _record_context(root, document)
+    if isinstance(context, str):
+        return "\n".join([*lines, context])
+    catalog = HardwareCatalog(root)
+    hardware = hardware_index(document.data, catalog)
+    lines += _model_section(context)
+    lines += _hardware_section(context, hardware)
+    lines += _kv_section(context)
+    lines += _measurement_section(context)
+    evaluations = all_evaluations(context, setup_of(context, hardware))
+    lines += _plausibility_section(evaluations)
+    lines += _not_checked_section(context, evaluations)
+    problems = [p for check in RECORD_CHECKS for p in check(context)]
+    problems += plausibility_problems(context, catalog)
+    lines.append("Problems:" if problems else "Problems: none")
+    lines += _problem_lines(sorted(set(problems)))
+    return "\n".join(lines)
+
+
+def _problem_lines(problems: list[Problem]) -> list[str]:
+    return [
+        f"{INDENT}{p.path}:{p.line}:{p.column}: {p.code} {p.message}"
+        + (" [warning]" if p.severity == "warning" else "")
+        for p in problems
+    ]
+
+
+def _record_context(root: Path, document: Document) -> RecordContext | str:
+    from kvrecords.validate import MODEL_ID, check_model_file
+
+    model_id = document.data["model"]
+    if not MODEL_ID.match(model_id):
+        return f"model {model_id!r} is not a model id; nothing is derived"
+    path = model_file(root, model_id)
+    display = f"{MODELS_DIR}/{model_id}.yaml"
+    if not path.is_file():
+        return f"model {model_id!r}: {display} does not exist; nothing is derived"
+    state = check_model_file(root, DatasetFile("model", path, display))
+    if state.model is None or any(p.severity == "error" for p in state.problems):
+        lines = [f"{display} has problems; nothing is derived:", *_problem_lines(state.problems)]
+        return "\n".join(lines)
+    return RecordContext(document, state.model, display.removesuffix(".yaml"))
+
+
+# ---- inputs ---------------------------------------------------------------------------------
+
+
+def _model_section(ctx: RecordContext) -> list[str]:
+    model = ctx.model
+    lines = [f"Model {ctx.model_display}.yaml: {model.name}, {model.num_layers} layers"]
+    for group in model.groups:
+        lines.append(f"{INDENT}{group.layers} x {group.kind}")
+    parameters = model.parameters
+    if parameters is None:
+        lines.append(f"{INDENT}parameters: not stated")
+    else:
+        total = _billions(parameters.total_billions)
+        active = _billions(parameters.active_billions)
+        origin = " (read off the name: an assumption)" if parameters.from_name else ""
+        lines.append(
+            f"{INDENT}parameters: {total} total, {active} active, stated as "
+            f"{parameters.stated_as!r}{origin}"
+        )
+    if model.unknown:
+        lines.append(f"{INDENT}unknown in the model file: {', '.join(model.unknown)}")
+    return lines
+
+
+def _billions(value: Fraction | None) -> str:
+    return "not stated" if value is None else f"{format_exact(value)}B"
+
+
+def _hardware_section(ctx: RecordContext, hardware: HardwareIndex) -> list[str]:
+    methodology = ctx.data["methodology"]
+    stated = methodology["hardware"]
+    lines = [
+        f"Hardware: {stated.get('accelerator') or 'not stated'} x {stated.get('count') or '?'}"
+    ]
+    for accelerator, state in sorted(hardware.states.items()):
+        if state is None:
+            lines.append(f"{INDENT}{accelerator}: hardware/{accelerator}.yaml does not exist")
+        elif state.hardware is None:
+            lines.append(f"{INDENT}{state.display}: has problems, figures not used")
+        else:
+            lines += _hardware_lines(state.hardware)
+    weights = record_weights(methodology.get("weights_precision"))
+    stated_precision = methodology.get("weights_precision")
+    lines.append(
+        f"Weights: {'not stated' if stated_precision is None else repr(stated_precision)}"
+        f" -> {weights.format.describe()}"
+        + (f" ({weights.assumption})" if weights.assumption else "")
+    )
+    concurrency = methodology.get("concurrency")
+    lines.append(f"Concurrency: {concurrency if concurrency is not None else 'not stated'}")
+    steps, speculative = speculation(ctx)
+    if steps != 1:
+        lines.append(f"Decoding: {speculative}")
+    return lines
+
+
+def _hardware_lines(hw: Hardware) -> list[str]:
+    memory = "unknown" if hw.usable_memory_bytes is None else _bytes(hw.usable_memory_bytes)
+    bandwidth = (
+        "unknown"
+        if hw.bandwidth_bytes_per_s is None
+        else f"{format_exact(hw.bandwidth_bytes_per_s)} B/s"
+    )
+    lines = [
+        f"{INDENT}{hw.display}: {hw.name}",
+        f"{INDENT * 2}memory {memory} ({hw.memory_figure}; confidence {hw.memory_confidence}"
+        + (", unified" if hw.unified else "")
+        + ")",
+        f"{INDENT * 2}bandwidth {bandwidth} ({hw.bandwidth_figure}; confidence "
+        f"{hw.bandwidth_confidence})",
+    ]
+    for compute_type, peak in sorted(hw.peaks.items()):
+        tflops = format_exact(peak.flops_per_s / 10**12)
+        lines.append(
+            f"{INDENT * 2}{compute_type} dense peak {tflops} TFLOP/s ({peak.figure}; "
+            f"confidence {peak.confidence})"
+        )
+    if not hw.peaks:
+        lines.append(f"{INDENT * 2}no dense peak published")
+    return lines
+
+
+def _bytes(value: Fraction | int) -> str:
+    value = Fraction(value)
+    unit = "GiB" if value >= 1024**3 else "MiB"
+    exact = format_exact(value) if value.denominator == 1 else f"~{round(value):,}"
+    return f"{exact} B ({format_in_unit(value, unit, 2)})"
+
+
+# ---- KV arithmetic --------------------------------------------------------------------------
+
+
+def _kv_section(ctx: RecordContext) -> list[str]:
+    basis = ctx.data["kv_bytes_basis"]
+    context = basis.get("context_tokens")
+    dtype_note = "stated" if basis.get("dtype_stated") else "assumed"
+    lines = [
+        f"KV arithmetic ({basis['dtype']} {dtype_note}, context "
+        f"{'not stated' if context is None else f'{context:,} tokens'})"
+    ]
+    bases: list[tuple[str, dict[str, Any]]] = [("main basis", basis)]
+    for index, alternative in enumerate(basis.get("alternatives", [])):
+        bases.append((f"alternatives[{index}]", {**basis, **alternative}))
+    for label, stated in bases:
+        try:
+            report = basis_report(ctx.model, stated)
+        except ValueError as error:
+            lines.append(f"{INDENT}{label}: {error}")
+            continue
+        lines += _basis_lines(label, stated, report, context)
+    kv = kv_per_sequence(ctx)
+    lines.append(
+        f"{INDENT}cache per sequence for the hardware checks (every layer as the model is): "
+        f"{kv.working}" + (f"; {'; '.join(kv.notes)}" if kv.notes else "")
+    )
+    return lines
+
+
+def _basis_lines(
+    label: str, stated: dict[str, Any], report: KvReport, context: int | None
+) -> list[str]:
+    lines = [f"{INDENT}{label} ({stated['layers_counted']}, {report.dtype.name})"]
+    lines.append(
+        f"{INDENT * 2}bytes per token: {report.formula()}" + _stated(stated.get("bytes_per_token"))
+    )
+    at_context = report.kv_bytes_at_context
+    if context is None:
+        lines.append(f"{INDENT * 2}KV at context: not computed (no context_tokens)")
+    elif at_context is None:
+        lines.append(f"{INDENT * 2}KV at context: unknown (the geometry is incomplete)")
+    else:
+        terms = " + ".join(
+            f"{format_exact(cost.bytes_per_token)} B/token x {cost.tokens_held:,} tokens"
+            for cost in report.groups
+            if cost.bytes_per_token
+        )
+        lines.append(
+            f"{INDENT * 2}KV at context: {terms or '0'} = {_bytes(at_context)}"
+            + _stated(stated.get("kv_at_context"))
+        )
+    state = report.fixed_state_bytes
+    formulas = " + ".join(cost.state_formula for cost in report.groups if cost.state_formula)
+    if formulas:
+        shown = "" if state is None else f" ({format_in_unit(state, 'MiB', 2)})"
+        lines.append(
+            f"{INDENT * 2}fixed state: {formulas}{shown}" + _stated(stated.get("fixed_state"))
+        )
+    return lines
+
+
+def _stated(value: Any) -> str:
+    return "" if value is None else f" (stated {value})"
+
+
+# ---- measurements ---------------------------------------------------------------------------
+
+
+def _plain(value: Any) -> Fraction | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, dict):
+        return _plain(value.get("about"))
+    return Fraction(str(value))
+
+
+def _measurement_section(ctx: RecordContext) -> list[str]:
+    data = ctx.data
+    results = data.get("results", {})
+    basis = data["kv_bytes_basis"]
+    context = basis.get("context_tokens")
+    hit_rate = _plain(results.get("hit_rate"))
+    cold, warm = _plain(results.get("cold_ttft_ms")), _plain(results.get("warm_ttft_ms"))
+    lines = ["Derived from the measurements"]
+    if hit_rate is not None and context is not None:
+        tokens = hit_rate * context
+        lines.append(
+            f"{INDENT}tokens not recomputed: {format_exact(hit_rate)} x {context:,} = "
+            f"{format_exact(tokens)}" + _stated(results.get("tokens_not_recomputed"))
+        )
+        try:
+            per_token = basis_report(ctx.model, basis).bytes_per_token
+        except ValueError:
+            per_token = None
+        if per_token is not None:
+            lines.append(
+                f"{INDENT}bytes not recomputed: {format_exact(tokens)} x {format_exact(per_token)} B"
+                f" = {_bytes(tokens * per_token)}" + _stated(results.get("bytes_not_recomputed"))
+            )
+    else:
+        lines.append(f"{INDENT}tokens and bytes not recomputed: need hit_rate and context_tokens")
+    if cold is not None and warm is not None:
+        lines.append(
+            f"{INDENT}speedup: {format_exact(cold)} / {format_exact(warm)} = "
+            f"{format_fraction(cold / warm, 4)}x" + _stated(results.get("speedup"))
+        )
+    else:
+        lines.append(f"{INDENT}speedup: needs cold_ttft_ms and warm_ttft_ms")
+    ttft = cold if cold is not None else _plain(data.get("measured_ttft_ms_at_ctx"))
+    label = "cold TTFT" if cold is not None else "measured_ttft_ms_at_ctx"
+    if ttft is not None and context is not None:
+        lines.append(
+            f"{INDENT}prefill rate: {context:,} tokens / {format_exact(ttft / 1000)} s ({label}) = "
+            f"{format_fraction(context * 1000 / ttft, 1)} tok/s"
+            + _stated(results.get("prefill_tokens_per_s_from_ttft"))
+        )
+    else:
+        lines.append(f"{INDENT}prefill rate from TTFT: needs context_tokens and a TTFT")
+    return lines
+
+
+# ---- plausibility ---------------------------------------------------------------------------
+
+
+def _plausibility_section(evaluations: list[Evaluation]) -> list[str]:
+    lines = ["Plausibility"]
+    checked = [e for e in evaluations if e.checked]
+    lines += [f"{INDENT}{e.summary()}" for e in checked]
+    if not checked:
+        lines.append(f"{INDENT}no check could run (see below)")
+    return lines
+
+
+def _not_checked_section(ctx: RecordContext, evaluations: list[Evaluation]) -> list[str]:
+    skipped = [e for e in evaluations if not e.checked]
+    if not ctx.data["kv_bytes_basis"].get("fit_claims"):
+        skipped.append(
+            Evaluation("KV704", "fit claims", (), skipped="the record states no fit_claims")
+        )
+    lines = ["Not checked" if skipped else "Not checked: nothing"]
+    lines += [f"{INDENT}{e.code} {e.check}: {e.skipped}" for e in skipped]
+    return lines

@@ -1,0 +1,207 @@
+"""Accelerator files (hardware/<id>.yaml): the figures the plausibility checks divide by.
+
+Every figure is per device and exact (a ``Fraction`` of the value as written):
+- memory in bytes, from ``memory.usable_gib`` (GiB, 2^30 B); where the driver reports no total
+  (unified memory) the nominal capacity stands in, flagged ``memory_is_nominal``;
+- bandwidth in bytes/s, decimal (GB/s x 10^9), the highest figure a source gives;
+- dense peak FLOP/s per compute type, the most generous figure that applies: the
+  FP16-accumulate rate on GeForce cards, an upper-bound hint where it is larger.
+A ceiling built from these figures must never flag a real measurement, so each is the most
+lenient reading of the catalog.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from kvrecords.dataset import HARDWARE_DIR, SCHEMA_DIR, escapes_root
+from kvrecords.document import Document, read_document
+from kvrecords.problems import Problem
+from kvrecords.schemas import schema_problems
+
+GIB = 1024**3
+GB = 1000**3
+TERA = 10**12
+
+# Compute types the checks know, and the catalog keys each one's peak may come from.
+PEAK_KEYS: dict[str, tuple[str, ...]] = {
+    "bf16": ("bf16",),
+    "fp16": ("fp16", "fp16_fp16_accumulate"),
+    "fp8": ("fp8", "fp8_fp16_accumulate"),
+    "fp4": ("fp4",),
+}
+# INT8 tensor throughput is kept with the other rates (TOPS); it serves int8 and GGUF matmuls.
+INT8_KEY = "int8_dense_tops"
+# Which confidence rating covers each compute type (the schema: bf16 covers fp16 too).
+_CONFIDENCE_KEY = {"bf16": "bf16", "fp16": "bf16", "fp8": "fp8", "fp4": "fp4", "int8": "compute"}
+
+
+@dataclass(frozen=True)
+class Peak:
+    """One compute type's dense peak, and where in the file it was read."""
+
+    flops_per_s: Fraction
+    figure: str  # e.g. "peak_dense_tflops.fp16_fp16_accumulate 419"
+    confidence: str  # high | medium | low
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """One accelerator, per device, in exact bytes, bytes/s and FLOP/s."""
+
+    id: str
+    name: str
+    usable_memory_bytes: Fraction | None
+    memory_is_nominal: bool  # no driver total: the nominal capacity stands in
+    memory_figure: str  # where the memory figure was read, as the messages show it
+    memory_confidence: str
+    bandwidth_bytes_per_s: Fraction | None
+    bandwidth_figure: str
+    bandwidth_confidence: str
+    peaks: Mapping[str, Peak] = field(default_factory=lambda: MappingProxyType({}), hash=False)
+    unified: bool = False
+
+    @property
+    def display(self) -> str:
+        return f"{HARDWARE_DIR}/{self.id}.yaml"
+
+    def peak(self, compute_types: tuple[str, ...]) -> tuple[str, Peak] | None:
+        """The most generous peak among ``compute_types`` that this part publishes."""
+        known = [(name, self.peaks[name]) for name in compute_types if name in self.peaks]
+        if not known:
+            return None
+        return max(known, key=lambda item: item[1].flops_per_s)
+
+
+def _exact(value: float | int) -> Fraction:
+    """A number from the file as written (31.84 stays 3184/100, not a binary float)."""
+    return Fraction(Decimal(str(value)))
+
+
+def _figure(value: Fraction) -> str:
+    shown = f"{float(value):,.2f}".rstrip("0").rstrip(".")
+    return shown
+
+
+def hardware_from_data(data: dict[str, Any]) -> Hardware:
+    """A ``Hardware`` from a hardware file's data, which must already satisfy its schema."""
+    confidence: dict[str, str] = data["confidence"]
+    memory = data["memory"]
+    usable, nominal = memory.get("usable_gib"), memory.get("nominal_gib")
+    if usable is not None:
+        memory_bytes: Fraction | None = _exact(usable) * GIB
+        memory_figure = f"usable_gib {_figure(_exact(usable))} GiB"
+        memory_confidence = confidence.get("usable_memory", confidence["memory"])
+    elif nominal is not None:
+        memory_bytes = _exact(nominal) * GIB
+        memory_figure = f"nominal_gib {_figure(_exact(nominal))} GiB (no driver total)"
+        memory_confidence = confidence["memory"]
+    else:
+        memory_bytes, memory_figure, memory_confidence = None, "unknown", confidence["memory"]
+
+    bandwidth = data.get("memory_bandwidth_gb_s")
+    bandwidth_key = "memory_bandwidth_gb_s"
+    highest = data.get("memory_bandwidth_gb_s_max")
+    if highest is not None and (bandwidth is None or highest > bandwidth):
+        bandwidth, bandwidth_key = highest, "memory_bandwidth_gb_s_max"
+    bandwidth_bytes = None if bandwidth is None else _exact(bandwidth) * GB
+    bandwidth_figure = (
+        "unknown" if bandwidth is None else f"{bandwidth_key} {_figure(_exact(bandwidth))} GB/s"
+    )
+
+    peaks: dict[str, Peak] = {}
+    stated = data.get("peak_dense_tflops", {})
+    upper = data.get("peak_dense_tflops_upper_bound", {})
+    for compute_type, keys in PEAK_KEYS.items():
+        candidates = [
+            (_exact(source[key]), f"{where}.{key}")
+            for where, source in (("peak_dense_tflops", stated), ("upper_bound", upper))
+            for key in keys
+            if source.get(key) is not None
+        ]
+        if candidates:
+            tflops, where = max(candidates, key=lambda c: c[0])
+            rating = confidence.get(_CONFIDENCE_KEY[compute_type], confidence["compute"])
+            peaks[compute_type] = Peak(tflops * TERA, f"{where} {_figure(tflops)}", rating)
+    int8 = data.get("other_peak_rates", {}).get(INT8_KEY)
+    if int8 is not None:
+        peaks["int8"] = Peak(
+            _exact(int8) * TERA,
+            f"other_peak_rates.{INT8_KEY} {_figure(_exact(int8))}",
+            confidence["compute"],
+        )
+    return Hardware(
+        id=data["id"],
+        name=data["name"],
+        usable_memory_bytes=memory_bytes,
+        memory_is_nominal=usable is None,
+        memory_figure=memory_figure,
+        memory_confidence=memory_confidence,
+        bandwidth_bytes_per_s=bandwidth_bytes,
+        bandwidth_figure=bandwidth_figure,
+        bandwidth_confidence=confidence["bandwidth"],
+        peaks=MappingProxyType(peaks),
+        unified=bool(memory["unified"]),
+    )
+
+
+@dataclass
+class HardwareState:
+    """A hardware file once read: its figures when sound, and its own problems."""
+
+    display: str
+    hardware: Hardware | None
+    problems: list[Problem]
+
+
+class HardwareCatalog:
+    """hardware/<id>.yaml files of one dataset, each read and checked once, on first use."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._states: dict[str, HardwareState | None] = {}
+
+    def path(self, hardware_id: str) -> Path:
+        return self.root / HARDWARE_DIR / f"{hardware_id}.yaml"
+
+    def ids(self) -> tuple[str, ...]:
+        """Every accelerator id the catalog has a file for."""
+        folder = self.root / HARDWARE_DIR
+        return tuple(sorted(p.stem for p in folder.glob("*.yaml"))) if folder.is_dir() else ()
+
+    def get(self, hardware_id: str) -> HardwareState | None:
+        """The file's state; None when hardware/<id>.yaml does not exist."""
+        if hardware_id not in self._states:
+            self._states[hardware_id] = self._load(hardware_id)
+        return self._states[hardware_id]
+
+    def _load(self, hardware_id: str) -> HardwareState | None:
+        path = self.path(hardware_id)
+        display = f"{HARDWARE_DIR}/{hardware_id}.yaml"
+        try:
+            if not path.is_file():
+                return None
+        except OSError:  # a name the file system refuses (too long) names no file
+            return None
+        if escapes_root(self.root, path):
+            problem = Problem(display, 1, 1, "KV009", "symlink leads outside the dataset")
+            return HardwareState(display, None, [problem])
+        document = read_document(path, display)
+        if not isinstance(document, Document):
+            return HardwareState(display, None, document)
+        problems = schema_problems(document, "hardware", self.root / SCHEMA_DIR)
+        if problems:
+            return HardwareState(display, None, problems)
+        if document.data["id"] != hardware_id:
+            line, column = document.locate(("id",))
+            message = (
+                f"id {document.data['id']!r} does not match the path; it must be {hardware_id!r}"
+            )
+            return HardwareState(display, None, [Problem(display, line, column, "KV201", message)])
+        return HardwareState(display, hardware_from_data(document.data), [])
