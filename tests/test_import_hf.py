@@ -36,8 +36,17 @@ CONFIGS = Path(__file__).resolve().parent / "hf_configs"
 MODEL_IDS = sorted(path.stem for path in CONFIGS.glob("*.json"))
 SCHEMA = json.loads((ROOT / "schema" / "model.schema.json").read_text(encoding="utf-8"))
 KEY_ORDER = [
-    "id", "name", "hf_repo", "architecture", "num_layers", "dtype", "max_context_tokens",
-    "layer_groups", "unknown", "source", "notes",
+    "id",
+    "name",
+    "hf_repo",
+    "architecture",
+    "num_layers",
+    "dtype",
+    "max_context_tokens",
+    "layer_groups",
+    "unknown",
+    "source",
+    "notes",
 ]
 
 
@@ -78,11 +87,28 @@ def qwen2_config(**changes: Any) -> dict[str, Any]:
 
 
 def test_every_required_fixture_is_present() -> None:
-    assert sorted([
-        "llama-3.1-8b", "qwen3-32b", "qwen2.5-7b-instruct", "mistral-7b-v0.1", "mixtral-8x7b",
-        "gemma-2-9b", "gemma-3-27b", "gpt-oss-20b", "deepseek-v3", "jamba-v0.1", "nemotron-h-8b",
-        "falcon-h1-0.5b", "qwen3-next-80b-a3b", "phi-3-mini-4k", "qwen3-235b-a22b",
-    ]) == MODEL_IDS
+    assert (
+        sorted(
+            [
+                "llama-3.1-8b",
+                "qwen3-32b",
+                "qwen2.5-7b-instruct",
+                "mistral-7b-v0.1",
+                "mixtral-8x7b",
+                "gemma-2-9b",
+                "gemma-3-27b",
+                "gpt-oss-20b",
+                "deepseek-v3",
+                "jamba-v0.1",
+                "nemotron-h-8b",
+                "falcon-h1-0.5b",
+                "qwen3-next-80b-a3b",
+                "phi-3-mini-4k",
+                "qwen3-235b-a22b",
+            ]
+        )
+        == MODEL_IDS
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -117,7 +143,10 @@ def test_top_level_facts_match_the_curated_model_file(model_id: str) -> None:
         assert data["hf_repo"] == expected["hf_repo"]
     else:
         assert data["hf_repo"] is None
-        assert {"field": "hf_repo", "reason": "The config has no _name_or_path naming its Hugging Face repository."} in data["unknown"]
+        assert {
+            "field": "hf_repo",
+            "reason": "The config has no _name_or_path naming its Hugging Face repository.",
+        } in data["unknown"]
 
 
 @pytest.mark.parametrize("model_id", MODEL_IDS)
@@ -183,7 +212,10 @@ def test_explicit_head_dim_is_honoured_not_derived() -> None:
     # Qwen3-32B: hidden_size 5120 / 64 heads would be 80; the config says 128.
     group = imported("qwen3-32b")["layer_groups"][0]
     assert group["head_dim"] == 128
-    assert "not derived as hidden_size / num_attention_heads (5120 / 64)" in imported("qwen3-32b")["notes"]
+    assert (
+        "not derived as hidden_size / num_attention_heads (5120 / 64)"
+        in imported("qwen3-32b")["notes"]
+    )
     changed = config("qwen3-32b")
     changed["head_dim"] = 96
     assert imported("qwen3-32b", changed)["layer_groups"][0]["head_dim"] == 96
@@ -230,9 +262,12 @@ def test_qwen2_window_off_without_use_sliding_window() -> None:
         data = model_data_from_hf_config(cfg, "qwen2.5-7b-instruct")
         assert kinds(data) == [("attention", 28)]
         assert "window" not in data["layer_groups"][0]
-    assert "no window applies" in model_data_from_hf_config(
-        qwen2_config(sliding_window=4096, use_sliding_window=False), "q"
-    )["notes"]
+    assert (
+        "no window applies"
+        in model_data_from_hf_config(
+            qwen2_config(sliding_window=4096, use_sliding_window=False), "q"
+        )["notes"]
+    )
 
 
 def test_qwen2_window_from_max_window_layers_on() -> None:
@@ -252,7 +287,8 @@ def test_qwen2_window_from_max_window_layers_on() -> None:
 
 def test_qwen_layer_types_are_honoured() -> None:
     cfg = qwen2_config(
-        sliding_window=4096, use_sliding_window=True,
+        sliding_window=4096,
+        use_sliding_window=True,
         layer_types=["sliding_attention"] * 4 + ["full_attention"] * 24,
     )
     data = model_data_from_hf_config(cfg, "q")
@@ -328,7 +364,9 @@ def test_qwen3_next_interval_and_layer_types_agree() -> None:
     assert kinds(data) == [("linear_attention", 36), ("attention", 12)]
     assert data["layer_groups"][1]["where"] == "i % 4 == 3: 3, 7, 11, ..., 47"
     cfg = config("qwen3-next-80b-a3b")
-    cfg["layer_types"] = ["full_attention" if (i + 1) % 4 == 0 else "linear_attention" for i in range(48)]
+    cfg["layer_types"] = [
+        "full_attention" if (i + 1) % 4 == 0 else "linear_attention" for i in range(48)
+    ]
     del cfg["full_attention_interval"]
     assert imported("qwen3-next-80b-a3b", cfg)["layer_groups"] == data["layer_groups"]
     cfg = config("qwen3-next-80b-a3b")
@@ -348,7 +386,11 @@ def test_jamba_attention_by_period_and_offset() -> None:
 
 def test_nemotron_h_pattern_characters() -> None:
     groups = imported("nemotron-h-8b")["layer_groups"]
-    assert [(g["kind"], g["layers"]) for g in groups] == [("mamba2", 24), ("none", 24), ("attention", 4)]
+    assert [(g["kind"], g["layers"]) for g in groups] == [
+        ("mamba2", 24),
+        ("none", 24),
+        ("attention", 4),
+    ]
     assert groups[2]["where"] == "pattern '*': 7, 18, 29, 40"
     cfg = config("nemotron-h-8b")
     cfg["hybrid_override_pattern"] = "ME*" + "-" * 49
@@ -377,7 +419,13 @@ def test_falcon_h1_mamba_head_dim_auto() -> None:
 def test_deepseek_and_kimi_are_one_mla_group() -> None:
     data = imported("deepseek-v3")
     assert data["layer_groups"] == [
-        {"kind": "mla", "layers": 61, "where": "all layers 0-60", "kv_lora_rank": 512, "qk_rope_head_dim": 64}
+        {
+            "kind": "mla",
+            "layers": 61,
+            "where": "all layers 0-60",
+            "kv_lora_rank": 512,
+            "qk_rope_head_dim": 64,
+        }
     ]
     kimi = config("deepseek-v3")  # Kimi K2 uses the DeepSeek-V3 architecture
     kimi.update(model_type="kimi_k2", num_attention_heads=64, n_routed_experts=384)
@@ -395,7 +443,14 @@ def test_unknown_model_type_names_it_and_the_supported_ones() -> None:
         imported("llama-3.1-8b", cfg)
     message = str(raised.value)
     assert "'bert'" in message
-    for supported in ("llama", "qwen3_next", "nemotron_h", "falcon_h1", "deepseek_v3", "gemma3_text"):
+    for supported in (
+        "llama",
+        "qwen3_next",
+        "nemotron_h",
+        "falcon_h1",
+        "deepseek_v3",
+        "gemma3_text",
+    ):
         assert supported in message
     del cfg["model_type"]
     with pytest.raises(ConfigError, match="config has no model_type"):
@@ -480,9 +535,23 @@ def test_import_does_not_modify_the_config() -> None:
 
 def test_supported_model_types() -> None:
     assert set(SUPPORTED_MODEL_TYPES) >= {
-        "llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen3_moe", "qwen3_next", "gemma2",
-        "gemma3", "gemma3_text", "gpt_oss", "deepseek_v2", "deepseek_v3", "jamba", "nemotron_h",
-        "falcon_h1", "phi3",
+        "llama",
+        "mistral",
+        "mixtral",
+        "qwen2",
+        "qwen3",
+        "qwen3_moe",
+        "qwen3_next",
+        "gemma2",
+        "gemma3",
+        "gemma3_text",
+        "gpt_oss",
+        "deepseek_v2",
+        "deepseek_v3",
+        "jamba",
+        "nemotron_h",
+        "falcon_h1",
+        "phi3",
     }
 
 

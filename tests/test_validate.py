@@ -196,3 +196,24 @@ def test_kv_command_errors(dataset: Path, args: list[str]) -> None:
     result = run_cli(*args, cwd=dataset)
     assert result.returncode == 2
     assert result.stderr.startswith("kvrecords: ") and "Traceback" not in result.stderr
+
+
+def test_hardware_change_rechecks_the_records_that_name_it(dataset: Path) -> None:
+    edit(dataset / "hardware/rtx-5090.yaml", "  usable_gib: 31.84", "  usable_gib: 10")
+    outcome = validate(dataset, [dataset / "hardware/rtx-5090.yaml"])
+    # weights 27e9 x 4 bits / 8 = 12.57 GiB + 9.16 GiB KV = 21.73 GiB > 10 GiB
+    assert {(p.path, p.code) for p in outcome.problems} >= {(SEED.as_posix(), "KV701")}
+    assert all(p.severity == "warning" for p in outcome.problems)  # the weights are assumed
+
+
+def test_a_full_run_checks_every_hardware_file(dataset: Path) -> None:
+    edit(dataset / "hardware/a40.yaml", "vendor: NVIDIA", "vendor: NVIDIA\nrumour: true")
+    problems = validate(dataset).problems
+    assert [(p.path, p.code) for p in problems] == [("hardware/a40.yaml", "KV101")]
+
+
+def test_explain_command(dataset: Path) -> None:
+    result = run_cli("explain", str(SEED), cwd=dataset)
+    assert result.returncode == 0, result.stderr
+    assert "tokens not recomputed: 0.935 x 150,000 = 140,250 (stated 140250)" in result.stdout
+    assert "KV704 fit claim [1] (does not fit)" in result.stdout

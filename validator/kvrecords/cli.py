@@ -360,6 +360,15 @@ def new(
     )
 
 
+@cli.command()
+@click.argument("record", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def explain(record: Path) -> None:
+    """Every number the validator derives for RECORD, its inputs and each check's margin."""
+    from kvrecords.explain import explain_record
+
+    click.echo(explain_record(_root(), record))
+
+
 @cli.group()
 def model() -> None:
     """Model geometry files."""

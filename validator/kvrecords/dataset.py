@@ -28,13 +28,13 @@ def find_root(start: Path) -> Path | None:
 class DatasetFile:
     """One file of the dataset, by kind, with the path shown in messages (relative to the root)."""
 
-    kind: str  # "record" or "model"
+    kind: str  # "record", "model" or "hardware"
     path: Path
     display: str
 
     @property
     def expected_id(self) -> str:
-        if self.kind == "model":
+        if self.kind in ("model", "hardware"):
             return self.path.stem
         return self.display.removeprefix(f"{RECORDS_DIR}/").rsplit(".", 1)[0]
 
@@ -52,14 +52,15 @@ def classify(root: Path, path: Path) -> DatasetFile | None:
     display = relative.as_posix()
     if parts[0] == RECORDS_DIR and len(parts) >= 2:
         return DatasetFile("record", root / relative, display)
-    if parts[0] == MODELS_DIR and len(parts) == 2:
-        return DatasetFile("model", root / relative, display)
+    if parts[0] in (MODELS_DIR, HARDWARE_DIR) and len(parts) == 2:
+        kind = "model" if parts[0] == MODELS_DIR else "hardware"
+        return DatasetFile(kind, root / relative, display)
     return None
 
 
 def discover(root: Path, kind: str) -> list[DatasetFile]:
     """Every file of one kind, sorted; symlinks are listed too (the checks refuse those leaving the tree)."""
-    folder = root / (RECORDS_DIR if kind == "record" else MODELS_DIR)
+    folder = root / {"record": RECORDS_DIR, "model": MODELS_DIR, "hardware": HARDWARE_DIR}[kind]
     if not folder.is_dir():
         return []
     pattern = "**/*" if kind == "record" else "*"

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from kvrecords.atomic import write_atomically
-from kvrecords.dataset import SCHEMA_DIR, YAML_SUFFIXES, classify
+from kvrecords.dataset import SCHEMA_DIR, classify
 from kvrecords.document import Document, JsonPath, parse_document, read_document
 from kvrecords.problems import Problem
 from kvrecords.validate import MODELINE_PREFIX
@@ -47,7 +47,6 @@ DEFAULT_SCHEMA_REFS = {
     "model": "../schema/model.schema.json",
     "hardware": "../schema/hardware.schema.json",
 }
-HARDWARE_DIR = "hardware"
 _NO_WRAP = 1 << 16  # ruamel wraps nothing itself; folds are placed here
 _MAX_SCHEMA_DEPTH = 64  # bounds $ref chains in a (possibly forked) schema
 
@@ -86,22 +85,8 @@ def check_file(path: Path, root: Path) -> bool:
 
 def file_kind(root: Path, path: Path) -> tuple[str, str] | None:
     """(kind, path relative to the root) of a record, model or hardware file, else None."""
-    root = root.resolve()
-    found = classify(root, path)
-    if found is not None:
-        return found.kind, found.display
-    absolute = path if path.is_absolute() else Path.cwd() / path
-    try:
-        relative = absolute.parent.resolve().relative_to(root) / absolute.name
-    except ValueError:
-        return None
-    if (
-        len(relative.parts) == 2
-        and relative.parts[0] == HARDWARE_DIR
-        and relative.suffix in YAML_SUFFIXES
-    ):
-        return "hardware", relative.as_posix()
-    return None
+    found = classify(root.resolve(), path)
+    return None if found is None else (found.kind, found.display)
 
 
 @functools.cache

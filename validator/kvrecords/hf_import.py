@@ -81,7 +81,9 @@ class _Reader:
 
     def missing(self, name: str, why: str = "") -> ConfigError:
         reason = f": {why}" if why else ""
-        return ConfigError(f"config has no {name} (needed for model_type {self.model_type}){reason}")
+        return ConfigError(
+            f"config has no {name} (needed for model_type {self.model_type}){reason}"
+        )
 
     def req(self, name: str, why: str = "") -> int:
         """A required positive integer field."""
@@ -115,7 +117,9 @@ class _Reader:
 # Attention shape
 
 
-def _attention_shape(cfg: _Reader, head_dim_fields: tuple[str, ...] = ("head_dim",)) -> dict[str, int]:
+def _attention_shape(
+    cfg: _Reader, head_dim_fields: tuple[str, ...] = ("head_dim",)
+) -> dict[str, int]:
     """kv_heads and head_dim of the config's attention layers, by the family's rules."""
     kind = cfg.model_type
     heads = cfg.opt_int("num_attention_heads")
@@ -145,9 +149,14 @@ def _attention_shape(cfg: _Reader, head_dim_fields: tuple[str, ...] = ("head_dim
                     f"hidden_size / num_attention_heads ({hidden} / {heads})."
                 )
     elif kind in _DERIVES_HEAD_DIM:
-        hidden = cfg.req("hidden_size", "head_dim is not given, so it is hidden_size / num_attention_heads")
+        hidden = cfg.req(
+            "hidden_size", "head_dim is not given, so it is hidden_size / num_attention_heads"
+        )
         if heads is None:
-            raise cfg.missing("num_attention_heads", "head_dim is not given, so it is hidden_size / num_attention_heads")
+            raise cfg.missing(
+                "num_attention_heads",
+                "head_dim is not given, so it is hidden_size / num_attention_heads",
+            )
         if hidden % heads != 0:
             raise ConfigError(
                 f"config has no head_dim and hidden_size {hidden} is not divisible by "
@@ -260,9 +269,13 @@ def _qwen(cfg: _Reader, num_layers: int) -> list[dict[str, Any]]:
         return [_attention(shape, None) for _ in range(num_layers)]
     first = cfg.raw("max_window_layers")
     if first is None:
-        raise cfg.missing("max_window_layers", "use_sliding_window is true, and it says which layers slide")
+        raise cfg.missing(
+            "max_window_layers", "use_sliding_window is true, and it says which layers slide"
+        )
     if isinstance(first, bool) or not isinstance(first, int) or first < 0:
-        raise ConfigError(f"config field max_window_layers must be a non-negative integer, got {first!r}")
+        raise ConfigError(
+            f"config field max_window_layers must be a non-negative integer, got {first!r}"
+        )
     cfg.note(
         f"use_sliding_window is true: layers from max_window_layers ({first}) on keep a "
         f"{window}-token window, as in transformers' Qwen2."
@@ -283,7 +296,9 @@ def _alternating(cfg: _Reader, num_layers: int) -> list[dict[str, Any]]:
         if "sliding_attention" in types and window is None:
             raise cfg.missing("sliding_window", "layer_types has sliding_attention layers")
         return _layers_from_types(cfg, types, shape, window)
-    window = _window_for_sliding_layers(cfg, "its layers alternate sliding-window and global attention")
+    window = _window_for_sliding_layers(
+        cfg, "its layers alternate sliding-window and global attention"
+    )
     cfg.note(
         f"No layer_types: layers alternate sliding window ({window}) at even indices and full "
         f"attention at odd ones, as transformers builds {cfg.model_type}."
@@ -328,7 +343,9 @@ def _qwen3_next(cfg: _Reader, num_layers: int) -> list[dict[str, Any]]:
     if types is not None:
         window = cfg.opt_int("sliding_window") if "sliding_attention" in types else None
         return _layers_from_types(cfg, types, shape, window, linear)
-    interval = cfg.req("full_attention_interval", "without layer_types it says which layers are full attention")
+    interval = cfg.req(
+        "full_attention_interval", "without layer_types it says which layers are full attention"
+    )
     cfg.note(
         f"No layer_types: layer i is full attention when (i + 1) % {interval} == 0 "
         f"(full_attention_interval {interval}); the others are Gated DeltaNet linear attention."
@@ -366,7 +383,9 @@ def _jamba(cfg: _Reader, num_layers: int) -> list[dict[str, Any]]:
     if offset is None:
         raise cfg.missing("attn_layer_offset")
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-        raise ConfigError(f"config field attn_layer_offset must be a non-negative integer, got {offset!r}")
+        raise ConfigError(
+            f"config field attn_layer_offset must be a non-negative integer, got {offset!r}"
+        )
     hidden = cfg.req("hidden_size", "Mamba d_inner is mamba_expand x hidden_size")
     expand = cfg.req("mamba_expand")
     mamba = {
@@ -409,7 +428,9 @@ def _nemotron_h(cfg: _Reader, num_layers: int) -> list[dict[str, Any]]:
             "supported: 'M' (Mamba-2), '*' (attention), '-' (MLP), 'E' (MoE)"
         )
     if cfg.has("sliding_window"):
-        raise ConfigError("config field sliding_window is set; nemotron_h import supports no window")
+        raise ConfigError(
+            "config field sliding_window is set; nemotron_h import supports no window"
+        )
     layers: list[dict[str, Any]] = []
     mamba: dict[str, Any] | None = None
     attention: dict[str, Any] | None = None
@@ -461,9 +482,13 @@ def _falcon_h1(cfg: _Reader, num_layers: int) -> list[dict[str, Any]]:
     given = cfg.raw("mamba_d_head")
     if given is None or given == "auto":
         if d_ssm % heads != 0:
-            raise ConfigError(f"mamba_n_heads {heads} does not divide the Mamba width ({d_ssm_text})")
+            raise ConfigError(
+                f"mamba_n_heads {heads} does not divide the Mamba width ({d_ssm_text})"
+            )
         d_head = d_ssm // heads
-        cfg.note(f"mamba_d_head is auto: derived as {d_ssm_text} / mamba_n_heads {heads} = {d_head}.")
+        cfg.note(
+            f"mamba_d_head is auto: derived as {d_ssm_text} / mamba_n_heads {heads} = {d_head}."
+        )
     else:
         d_head = cfg.req("mamba_d_head")
         if d_head * heads != d_ssm:
@@ -646,7 +671,8 @@ def _architecture(groups: list[dict[str, Any]], heads: int | None, moe: bool) ->
     if kinds <= {"attention", "sliding_window"}:
         label = _attention_label(groups[0], heads)
         parts = [
-            f"{g['layers']} sliding window ({g['window']})" if g["kind"] == "sliding_window"
+            f"{g['layers']} sliding window ({g['window']})"
+            if g["kind"] == "sliding_window"
             else f"{g['layers']} full attention"
             for g in groups
         ]
@@ -679,7 +705,9 @@ def _dtype(cfg: _Reader, unknown: list[dict[str, str]]) -> str | None:
         )
         return "fp8"
     if isinstance(method, str):
-        cfg.note(f"The weights are quantized (quantization_config quant_method {method}); dtype is torch_dtype.")
+        cfg.note(
+            f"The weights are quantized (quantization_config quant_method {method}); dtype is torch_dtype."
+        )
     if raw is None:
         unknown.append({"field": "dtype", "reason": "The config gives no torch_dtype."})
         return None
@@ -687,16 +715,24 @@ def _dtype(cfg: _Reader, unknown: list[dict[str, str]]) -> str | None:
     if value in _DTYPES:
         return _DTYPES[value]
     unknown.append(
-        {"field": "dtype", "reason": f"The config's {name} {json.dumps(raw)} is not one of bf16, fp16, fp32, fp8."}
+        {
+            "field": "dtype",
+            "reason": f"The config's {name} {json.dumps(raw)} is not one of bf16, fp16, fp32, fp8.",
+        }
     )
     return None
 
 
-def _name_and_repo(config: dict[str, Any], model_id: str, unknown: list[dict[str, str]]) -> tuple[str, str | None]:
+def _name_and_repo(
+    config: dict[str, Any], model_id: str, unknown: list[dict[str, str]]
+) -> tuple[str, str | None]:
     path = config.get("_name_or_path")
     if not isinstance(path, str) or not path.strip():
         unknown.append(
-            {"field": "hf_repo", "reason": "The config has no _name_or_path naming its Hugging Face repository."}
+            {
+                "field": "hf_repo",
+                "reason": "The config has no _name_or_path naming its Hugging Face repository.",
+            }
         )
         return model_id, None
     path = path.strip()
@@ -716,7 +752,10 @@ def _max_context(cfg: _Reader, unknown: list[dict[str, str]]) -> int | None:
     value = cfg.opt_int("max_position_embeddings")
     if value is None:
         unknown.append(
-            {"field": "max_context_tokens", "reason": "The config gives no max_position_embeddings."}
+            {
+                "field": "max_context_tokens",
+                "reason": "The config gives no max_position_embeddings.",
+            }
         )
     return value
 
@@ -803,7 +842,12 @@ def _fold_positions(text: str) -> list[int]:
     line_start = 0
     last_space = -1
     for index, char in enumerate(text):
-        if char == " " and 0 < index < len(text) - 1 and text[index - 1] != " " and text[index + 1] != " ":
+        if (
+            char == " "
+            and 0 < index < len(text) - 1
+            and text[index - 1] != " "
+            and text[index + 1] != " "
+        ):
             if index - line_start > _FOLD_WIDTH and last_space > line_start:
                 positions.append(last_space)
                 line_start = last_space + 1

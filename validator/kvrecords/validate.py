@@ -44,6 +44,15 @@ class ModelState:
 
 
 @dataclass
+class Selection:
+    """What one run checks: records, and the model and hardware files by id."""
+
+    records: list[DatasetFile]
+    model_ids: list[str]
+    hardware_ids: list[str]
+
+
+@dataclass
 class Outcome:
     problems: list[Problem]
     files_checked: int
@@ -56,7 +65,8 @@ class UsageError(Exception):
 def validate(root: Path, paths: Sequence[Path] | None = None) -> Outcome:
     records = discover(root, "record")
     models = {f.path.stem: f for f in discover(root, "model")}
-    selected_records, selected_models = _select(root, paths, records, models)
+    hardware_ids = [f.path.stem for f in discover(root, "hardware")]
+    selection = _select(root, paths, records, models, hardware_ids)
     model_states: dict[str, ModelState] = {}
 
     def state_of(model_id: str) -> ModelState | None:
@@ -65,15 +75,20 @@ def validate(root: Path, paths: Sequence[Path] | None = None) -> Outcome:
         return model_states.get(model_id)
 
     problems: list[Problem] = []
-    for model_id in selected_models:
+    for model_id in selection.model_ids:
         state = state_of(model_id)
         if state is not None:
             problems += state.problems
-    ids = _id_index(records, models.values())
     hardware = HardwareCatalog(root)  # hardware/<id>.yaml, read once each, on first use
-    for record in selected_records:
+    for hardware_id in selection.hardware_ids:
+        hardware_state = hardware.get(hardware_id)
+        if hardware_state is not None:
+            problems += hardware_state.problems
+    ids = _id_index(records, models.values())
+    for record in selection.records:
         problems += check_record_file(root, record, state_of, ids, hardware)
-    return Outcome(sorted(set(problems)), len(selected_records) + len(selected_models))
+    checked = len(selection.records) + len(selection.model_ids) + len(selection.hardware_ids)
+    return Outcome(sorted(set(problems)), checked)
 
 
 def _select(
@@ -81,12 +96,15 @@ def _select(
     paths: Sequence[Path] | None,
     records: list[DatasetFile],
     models: dict[str, DatasetFile],
-) -> tuple[list[DatasetFile], list[str]]:
-    """The records and model ids to check: the given files and everything that depends on them."""
+    hardware_ids: list[str],
+) -> Selection:
+    """What to check: the given files and everything that depends on them."""
+    everything = Selection(records, sorted(models), sorted(hardware_ids))
     if not paths:
-        return records, sorted(models)
+        return everything
     record_paths: set[Path] = set()
     model_ids: set[str] = set()
+    selected_hardware: set[str] = set()
     for given in paths:
         absolute = given if given.is_absolute() else Path.cwd() / given
         if absolute.is_dir():
@@ -95,7 +113,7 @@ def _select(
             model_ids |= {f.path.stem for f in inside if f.kind == "model"}
             continue
         if absolute.name.endswith(".schema.json") and absolute.parent.name == SCHEMA_DIR:
-            return records, sorted(models)  # a schema change re-checks everything
+            return everything  # a schema change re-checks everything
         dataset_file = classify(root, absolute)
         if dataset_file is None:
             if not absolute.exists():
@@ -105,12 +123,21 @@ def _select(
             if not absolute.exists() and not absolute.is_symlink():
                 raise UsageError(f"{given}: no such file")
             record_paths.add(dataset_file.path)
-        else:
+        elif dataset_file.kind == "model":
             model_id = dataset_file.path.stem
             if model_id in models:
                 model_ids.add(model_id)
-            record_paths |= {r.path for r in records if _links(r.path, model_id)}
-    return [r for r in records if r.path in record_paths], sorted(model_ids)
+            record_paths |= {r.path for r in records if _mentions(r.path, _MODEL_LINE, model_id)}
+        else:
+            hardware_id = dataset_file.path.stem
+            if hardware_id in hardware_ids:
+                selected_hardware.add(hardware_id)
+            record_paths |= {
+                r.path for r in records if _mentions(r.path, _ACCELERATOR, hardware_id)
+            }
+    return Selection(
+        [r for r in records if r.path in record_paths], sorted(model_ids), sorted(selected_hardware)
+    )
 
 
 def _is_under(path: Path, folder: Path) -> bool:
@@ -121,14 +148,19 @@ def _is_under(path: Path, folder: Path) -> bool:
     return True
 
 
-def _links(record_path: Path, model_id: str) -> bool:
-    """Whether a record links ``model_id``, read from its top-level ``model:`` line."""
+# How a record names what it depends on, found in its text without parsing it (cheap for a
+# pre-commit run over one changed model or hardware file in a large dataset).
+_MODEL_LINE = r"^model:[ \t]*(['\"]?){id}\1[ \t]*(#.*)?$"
+_ACCELERATOR = r"accelerator:[ \t]*(['\"]?){id}\1(?=[\s,}}#]|$)"
+
+
+def _mentions(record_path: Path, pattern: str, dependency_id: str) -> bool:
+    """Whether the record's text names ``dependency_id`` in the way ``pattern`` describes."""
     try:
         text = record_path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    pattern = rf"^model:[ \t]*(['\"]?){re.escape(model_id)}\1[ \t]*(#.*)?$"
-    return re.search(pattern, text, re.MULTILINE) is not None
+    return re.search(pattern.format(id=re.escape(dependency_id)), text, re.MULTILINE) is not None
 
 
 def _id_index(
