@@ -37,6 +37,14 @@ def edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
+def position(path: Path, text: str) -> tuple[int, int]:
+    """1-based line and column where ``text`` starts in the file (a value's position)."""
+    content = path.read_text(encoding="utf-8")
+    offset = content.index(text)
+    line_start = content.rfind("\n", 0, offset) + 1
+    return content.count("\n", 0, offset) + 1, offset - line_start + 1
+
+
 def test_the_repository_dataset_validates_clean() -> None:
     root = Path(__file__).resolve().parents[1]
     outcome = validate(root)
@@ -49,8 +57,9 @@ def test_model_change_fails_the_seed_through_the_model_path_alone(dataset: Path)
     result = run_cli("validate", str(MODEL), cwd=dataset)
     assert result.returncode == 1
     # 16 layers x 8 kv heads x (256 + 256) x 2 B = 131,072 B/token
+    line, column = position(dataset / SEED, "65536\n")
     assert (
-        f"{SEED.as_posix()}:13:20: KV301 bytes_per_token is 65536; models/qwen3-8-27b gives "
+        f"{SEED.as_posix()}:{line}:{column}: KV301 bytes_per_token is 65536; models/qwen3-8-27b gives "
         "16 layers x 8 kv heads x (256 + 256) x 2 B = 131,072 B/token"
     ) in result.stdout
 
@@ -58,14 +67,18 @@ def test_model_change_fails_the_seed_through_the_model_path_alone(dataset: Path)
 def test_changed_gib_figure_fails(dataset: Path) -> None:
     edit(dataset / SEED, "kv_at_context: 9.16 GiB", "kv_at_context: 9.17 GiB")
     problems = validate(dataset, [dataset / SEED]).problems
-    assert [(p.code, p.line) for p in problems] == [("KV302", 14)]
+    assert [(p.code, p.line) for p in problems] == [
+        ("KV302", position(dataset / SEED, "9.17 GiB")[0])
+    ]
     assert "9,830,400,000 B = 9.16 GiB (65,536 B/token x 150,000 tokens)" in problems[0].message
 
 
 def test_changed_prose_figure_fails_at_its_own_line(dataset: Path) -> None:
     edit(dataset / SEED, "= 8.56 GiB", "= 8.65 GiB")
     problems = validate(dataset, [dataset / SEED]).problems
-    assert [(p.code, p.line) for p in problems] == [("KV501", 115)]
+    assert [(p.code, p.line) for p in problems] == [
+        ("KV501", position(dataset / SEED, "0.935 x")[0])
+    ]
     assert problems[0].message == (
         "prose claims 0.935 x 150,000 x 65,536 = 8.65 GiB; it is 8.56 GiB (9,191,424,000 B)"
     )
@@ -108,14 +121,18 @@ def test_every_schema_error_is_reported_with_its_position(dataset: Path) -> None
     edit(dataset / SEED, "confidence: 0.62", "confidence: 1.5")
     edit(dataset / SEED, "    count: 1\n    host: hermes", "    count: one\n    host: hermes")
     problems = validate(dataset, [dataset / SEED]).problems
-    assert [(p.code, p.line, p.column) for p in problems] == [("KV101", 63, 12), ("KV101", 117, 13)]
+    assert [(p.code, p.line, p.column) for p in problems] == [
+        ("KV101", *position(dataset / SEED, "one\n")),
+        ("KV101", *position(dataset / SEED, "1.5\n")),
+    ]
     assert problems[1].message.startswith("confidence: 1.5 is greater than the maximum of 1")
 
 
 def test_separator_hint(dataset: Path) -> None:
     edit(dataset / SEED, "bytes_per_token: 65536", "bytes_per_token: 65,536")
     (problem,) = validate(dataset, [dataset / SEED]).problems
-    assert problem.code == "KV101" and (problem.line, problem.column) == (13, 20)
+    assert problem.code == "KV101"
+    assert (problem.line, problem.column) == position(dataset / SEED, "65,536\n")
     assert "write 65536 without thousands separators" in problem.message
 
 
@@ -134,17 +151,18 @@ def test_json_and_github_formats(dataset: Path) -> None:
     assert report["errors"] == 1
     assert report["problems"][0] == {
         "path": SEED.as_posix(),
-        "line": 85,
+        "line": position(dataset / SEED, "24x")[0],
         "column": 12,
         "code": "KV402",
         "severity": "error",
         "message": "speedup is 24x; 53,200 / 2,300 = 23.1304",
     }
     github = run_cli("validate", cwd=dataset, env={"GITHUB_ACTIONS": "true"})
+    line = position(dataset / SEED, "24x")[0]
     assert github.returncode == 1
     # commas and colons are escaped only in the properties, not in the message
     assert github.stdout.startswith(
-        f"::error file={SEED.as_posix()},line=85,col=12,title=KV402::KV402 speedup is 24x; 53,200 / 2,300 = 23.1304"
+        f"::error file={SEED.as_posix()},line={line},col=12,title=KV402::KV402 speedup is 24x; 53,200 / 2,300 = 23.1304"
     )
 
 
