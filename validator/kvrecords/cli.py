@@ -369,6 +369,47 @@ def explain(record: Path) -> None:
     click.echo(explain_record(_root(), record))
 
 
+@cli.command()
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["csv", "json", "jsonl", "markdown"]),
+    default="csv",
+    show_default=True,
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write to a file instead of standard output.",
+)
+def export(output_format: str, output: Path | None) -> None:
+    """The dataset, one row per record: measured figures, recomputed KV figures, model,
+    hardware, engine, technique, source and confidence.
+
+    Refused (exit 1) while the dataset has errors: run kvrecords validate.
+    """
+    from kvrecords.export import RENDERERS, rows
+    from kvrecords.validate import validate as run
+
+    root = _root()
+    errors = [p for p in run(root).problems if p.severity == "error"]
+    if errors:
+        click.echo(
+            f"kvrecords: the dataset has {len(errors)} errors; run kvrecords validate", err=True
+        )
+        sys.exit(1)
+    table = rows(root)
+    text = RENDERERS[output_format](table)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        from kvrecords.atomic import write_atomically
+
+        write_atomically(output, text)
+        click.echo(f"wrote {len(table)} records to {output}", err=True)
+
+
 @cli.group()
 def model() -> None:
     """Model geometry files."""
