@@ -134,18 +134,18 @@ def parse_document(raw: bytes, display_path: str) -> Document | list[Problem]:
 
 
 def _events(text: str) -> Iterator[Any]:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    """libyaml's event stream (PyYAML's C parser; its pure-Python parser where C is missing)."""
+    import yaml
 
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        parser = YAML(typ="safe", pure=False)
-        yield from parser.parse(text)
-    except MarkedYAMLError as error:
+        yield from yaml.parse(text, Loader=loader)
+    except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problem = error.problem or "invalid YAML"
         context = f" ({error.context})" if error.context else ""
         raise _Refused("KV001", mark, f"YAML syntax: {problem}{context}") from None
-    except (YAMLError, ValueError) as error:
+    except (yaml.YAMLError, ValueError) as error:
         raise _Refused("KV001", None, f"YAML syntax: {error}") from None
 
 

@@ -15,21 +15,44 @@ SCHEMA_NAMES = ("record", "model", "hardware")
 
 
 @functools.cache
-def validator_for(schema_dir: Path, name: str) -> Any:
-    """The compiled validator for one schema of a dataset, built once per process.
+def _schema(schema_dir: Path, name: str) -> dict[str, Any]:
+    """One schema of a dataset, read once per process.
 
     The schemas belong to the dataset (``schema/`` beside ``records/``), so a fork that changes
     its schema is checked against its own.
     """
+    loaded: dict[str, Any] = json.loads((schema_dir / f"{name}.schema.json").read_text("utf-8"))
+    return loaded
+
+
+@functools.cache
+def validator_for(schema_dir: Path, name: str) -> Any:
+    """The jsonschema validator, which explains every error; built on the first invalid file."""
     from jsonschema import Draft202012Validator
 
-    schema = json.loads((schema_dir / f"{name}.schema.json").read_text(encoding="utf-8"))
+    schema = _schema(schema_dir, name)
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema)
 
 
+@functools.cache
+def _fast_validator(schema_dir: Path, name: str) -> Any:
+    """jsonschema-rs, about a hundred times faster, answers only whether a file is valid."""
+    try:
+        import jsonschema_rs
+    except ImportError:  # a platform without its wheel: the pure-Python validator does all
+        return None
+    return jsonschema_rs.validator_for(_schema(schema_dir, name))
+
+
 def schema_problems(document: Document, name: str, schema_dir: Path) -> list[Problem]:
-    """Every schema error in ``document``, each at the position of what it is about."""
+    """Every schema error in ``document``, each at the position of what it is about.
+
+    Valid files (nearly all) pass the fast check and never load the explaining validator.
+    """
+    fast = _fast_validator(schema_dir, name)
+    if fast is not None and fast.is_valid(document.data):
+        return []
     validator = validator_for(schema_dir, name)
     problems = []
     for error in validator.iter_errors(document.data):
