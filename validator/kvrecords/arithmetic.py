@@ -9,6 +9,7 @@ Conventions (docs/conventions.md explains them with a worked example per kind):
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -72,6 +73,7 @@ class ElementType:
         return f"({self.value_bits} + {self.group_scale_bits}/{self.group_size})/8 B"
 
 
+@functools.lru_cache(maxsize=256)
 def parse_element_type(name: str) -> ElementType:
     """An element type from its name; ``ValueError`` names the valid forms."""
     match = _DTYPE_RE.match(name.strip().lower())
@@ -230,6 +232,7 @@ def _state_formula(group: LeafGroup, state_dtype: ElementType, state: Fraction |
     return f"{group.layers} layers x [{shape}] x {state_dtype.element_formula()} = {result}"
 
 
+@functools.lru_cache(maxsize=4096)  # pure: a record's checks ask for the same basis repeatedly
 def kv_report(
     model: Model,
     dtype: ElementType,

@@ -46,6 +46,8 @@ class Document:
     value_positions: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
     key_positions: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
     written: dict[JsonPath, str] = field(default_factory=dict)
+    # every scalar's value by path, in file order: the checks walk this, not the nested data
+    leaves: dict[JsonPath, Any] = field(default_factory=dict)
 
     def locate(self, path: JsonPath, *, key: bool = False) -> tuple[int, int]:
         """1-based (line, column) of the value at ``path``, else its nearest written ancestor."""
@@ -237,9 +239,10 @@ class _Builder:
     def _scalar(self, event: Any, path: JsonPath) -> Any:
         text: str = event.value
         self.document.written[path] = text
-        if event.style not in (None, ""):  # quoted or block scalars are strings
-            return text
-        return _resolve_plain(text, event.start_mark)
+        # quoted or block scalars are strings
+        value = text if event.style not in (None, "") else _resolve_plain(text, event.start_mark)
+        self.document.leaves[path] = value
+        return value
 
 
 def _resolve_plain(text: str, mark: Any) -> Any:

@@ -66,6 +66,8 @@ def _number_value(written: str) -> Fraction:
 
 
 def find_claims(prose: str) -> list[Claim]:
+    if "=" not in prose:  # most prose holds no claim; skip the regex
+        return []
     claims = []
     for match in _CLAIM_RE.finditer(prose):
         chain = match["chain"]

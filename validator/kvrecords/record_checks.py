@@ -337,23 +337,16 @@ def _n(value: Fraction) -> str:
 
 def check_ranges(ctx: RecordContext) -> Iterator[Problem]:
     """KV405: no range runs backwards."""
-    yield from _ranges(ctx, ctx.data, ())
-
-
-def _ranges(ctx: RecordContext, value: Any, path: JsonPath) -> Iterator[Problem]:
-    if isinstance(value, dict):
-        is_range = set(value) == {"min", "max"} and all(
-            isinstance(v, (int, float)) for v in value.values()
+    for path, low in ctx.document.leaves.items():
+        if path[-1] != "min":
+            continue
+        parent = _get(ctx.data, path[:-1])
+        high = parent.get("max")
+        is_range = set(parent) == {"min", "max"} and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in (low, high)
         )
-        if is_range and value["min"] > value["max"]:
-            yield ctx.problem(
-                "KV405", path, f"range min {value['min']} is above max {value['max']}"
-            )
-        for key, child in value.items():
-            yield from _ranges(ctx, child, (*path, key))
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            yield from _ranges(ctx, child, (*path, index))
+        if is_range and low > high:
+            yield ctx.problem("KV405", path[:-1], f"range min {low} is above max {high}")
 
 
 # ---- prose ------------------------------------------------------------------------------------
@@ -366,16 +359,17 @@ def check_prose(ctx: RecordContext) -> Iterator[Problem]:
         alternative.get("bytes_per_token") for alternative in basis.get("alternatives", [])
     }
     stated_bases.discard(None)
-    for path, text in _strings(ctx.data, ()):
+    for path, text in ctx.document.leaves.items():
+        if not isinstance(text, str):
+            continue
         for claim in find_claims(text):
-            where = _claim_position(ctx, path, claim.text)
             value = claim_value_in_unit(claim)
             unit = f" {claim.unit}" if claim.unit else ""
             if not agrees(claim.result, value):
                 shown = format_fraction(value, max(claim.result.decimals, 0))
                 yield Problem(
                     ctx.document.path,
-                    *where,
+                    *_claim_position(ctx, path, claim.text),
                     "KV501",
                     f"prose claims {claim.expression()} = {claim.result.text}{unit}; it is {shown}{unit}"
                     + (f" ({format_exact(claim.value)} B)" if claim.unit in BYTE_UNITS else ""),
@@ -384,21 +378,10 @@ def check_prose(ctx: RecordContext) -> Iterator[Problem]:
                 listed = ", ".join(f"{b:,}" for b in sorted(stated_bases)) or "none"
                 yield Problem(
                     ctx.document.path,
-                    *where,
+                    *_claim_position(ctx, path, claim.text),
                     "KV502",
                     f"prose gives {claim.result.text} B/token; the record's stated bytes_per_token: {listed}",
                 )
-
-
-def _strings(value: Any, path: JsonPath) -> Iterator[tuple[JsonPath, str]]:
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, dict):
-        for key, child in value.items():
-            yield from _strings(child, (*path, key))
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            yield from _strings(child, (*path, index))
 
 
 def _claim_position(ctx: RecordContext, path: JsonPath, claim_text: str) -> tuple[int, int]:

@@ -62,33 +62,97 @@ class UsageError(Exception):
     """A path that is not part of the dataset (exit code 2)."""
 
 
-def validate(root: Path, paths: Sequence[Path] | None = None) -> Outcome:
+# Below this many records one process is faster than starting workers.
+PARALLEL_THRESHOLD = 400
+CHUNK_SIZE = 100
+
+
+class _Checker:
+    """Checks files of one dataset, reading each model and hardware file once."""
+
+    def __init__(
+        self, root: Path, models: dict[str, DatasetFile], ids: dict[str, list[str]]
+    ) -> None:
+        self.root = root
+        self.models = models
+        self.ids = ids
+        self.model_states: dict[str, ModelState] = {}
+        self.hardware = HardwareCatalog(root)  # hardware/<id>.yaml, read once each, on first use
+
+    def model_state(self, model_id: str) -> ModelState | None:
+        if model_id not in self.model_states and model_id in self.models:
+            self.model_states[model_id] = check_model_file(self.root, self.models[model_id])
+        return self.model_states.get(model_id)
+
+    def records(self, records: Sequence[DatasetFile]) -> list[Problem]:
+        problems: list[Problem] = []
+        for record in records:
+            problems += check_record_file(
+                self.root, record, self.model_state, self.ids, self.hardware
+            )
+        return problems
+
+
+_worker: _Checker | None = None
+
+
+def _start_worker(root: Path, models: dict[str, DatasetFile], ids: dict[str, list[str]]) -> None:
+    global _worker
+    _worker = _Checker(root, models, ids)
+
+
+def _check_in_worker(records: list[DatasetFile]) -> list[Problem]:
+    assert _worker is not None
+    return _worker.records(records)
+
+
+def validate(
+    root: Path, paths: Sequence[Path] | None = None, *, jobs: int | None = None
+) -> Outcome:
+    """Check the dataset at ``root`` (or ``paths`` and what depends on them).
+
+    ``jobs``: worker processes for the records; by default every core once there are enough
+    records to pay for starting them.
+    """
     records = discover(root, "record")
     models = {f.path.stem: f for f in discover(root, "model")}
     hardware_ids = [f.path.stem for f in discover(root, "hardware")]
     selection = _select(root, paths, records, models, hardware_ids)
-    model_states: dict[str, ModelState] = {}
-
-    def state_of(model_id: str) -> ModelState | None:
-        if model_id not in model_states and model_id in models:
-            model_states[model_id] = check_model_file(root, models[model_id])
-        return model_states.get(model_id)
-
+    checker = _Checker(root, models, _id_index(records, models.values()))
     problems: list[Problem] = []
     for model_id in selection.model_ids:
-        state = state_of(model_id)
+        state = checker.model_state(model_id)
         if state is not None:
             problems += state.problems
-    hardware = HardwareCatalog(root)  # hardware/<id>.yaml, read once each, on first use
     for hardware_id in selection.hardware_ids:
-        hardware_state = hardware.get(hardware_id)
+        hardware_state = checker.hardware.get(hardware_id)
         if hardware_state is not None:
             problems += hardware_state.problems
-    ids = _id_index(records, models.values())
-    for record in selection.records:
-        problems += check_record_file(root, record, state_of, ids, hardware)
+    if jobs is None:
+        enough = len(selection.records) >= PARALLEL_THRESHOLD
+        jobs = min(os.cpu_count() or 1, 8) if enough else 1
+    if jobs > 1:
+        problems += _in_workers(checker, selection.records, jobs)
+    else:
+        problems += checker.records(selection.records)
     checked = len(selection.records) + len(selection.model_ids) + len(selection.hardware_ids)
     return Outcome(sorted(set(problems)), checked)
+
+
+def _in_workers(checker: _Checker, records: list[DatasetFile], jobs: int) -> list[Problem]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    chunks = [records[i : i + CHUNK_SIZE] for i in range(0, len(records), CHUNK_SIZE)]
+    with ProcessPoolExecutor(
+        jobs,
+        mp_context=context,
+        initializer=_start_worker,
+        initargs=(checker.root, checker.models, checker.ids),
+    ) as pool:
+        return [problem for chunk in pool.map(_check_in_worker, chunks) for problem in chunk]
 
 
 def _select(
@@ -331,7 +395,11 @@ def check_record_file(
 
 def null_reason_problems(document: Document, list_key: str) -> list[Problem]:
     """KV205: every null is listed with a reason under ``list_key``, and only nulls are listed."""
-    nulls = {_dotted(path): path for path in _null_paths(document.data, ()) if path[0] != list_key}
+    nulls = {
+        _dotted(path): path
+        for path, value in document.leaves.items()
+        if value is None and path[0] != list_key
+    }
     listed: dict[str, int] = {}
     for index, entry in enumerate(document.data.get(list_key, [])):
         listed.setdefault(entry["field"], index)
@@ -361,17 +429,6 @@ def null_reason_problems(document: Document, list_key: str) -> list[Problem]:
                 )
             )
     return problems
-
-
-def _null_paths(value: Any, path: JsonPath) -> Iterable[JsonPath]:
-    if value is None:
-        yield path
-    elif isinstance(value, dict):
-        for key, child in value.items():
-            yield from _null_paths(child, (*path, key))
-    elif isinstance(value, list):
-        for index, child in enumerate(value):
-            yield from _null_paths(child, (*path, index))
 
 
 def _dotted(path: JsonPath) -> str:
