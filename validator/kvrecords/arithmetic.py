@@ -136,16 +136,16 @@ class KvReport:
     layers_counted: str
     groups: tuple[GroupCost, ...]
 
-    @property
+    @functools.cached_property
     def bytes_per_token(self) -> Fraction | None:
         """Bytes each new token adds while every layer still grows (no window reached)."""
         return _total(cost.bytes_per_token for cost in self.groups)
 
-    @property
+    @functools.cached_property
     def kv_bytes_at_context(self) -> Fraction | None:
         return _total(cost.kv_bytes for cost in self.groups)
 
-    @property
+    @functools.cached_property
     def fixed_state_bytes(self) -> Fraction | None:
         return _total(cost.state_bytes for cost in self.groups)
 

@@ -104,9 +104,13 @@ def format_in_unit(exact_bytes: Fraction | int, unit: str, decimals: int) -> str
 
 def format_fraction(value: Fraction, decimals: int) -> str:
     """Half-up rounding of an exact value, the same rounding the precision rule uses."""
-    step = Fraction(1, 10**decimals)
-    rounded = (value / step + Fraction(1, 2)).__floor__() * step
-    return f"{Decimal(rounded.numerator) / Decimal(rounded.denominator):.{decimals}f}"
+    value = Fraction(value)
+    scale = 10**decimals
+    # floor(value * scale + 1/2) in integers: the digits of the rounded value
+    digits = (2 * value.numerator * scale + value.denominator) // (2 * value.denominator)
+    sign, digits = ("-", -digits) if digits < 0 else ("", digits)
+    whole, fraction = divmod(digits, scale)
+    return f"{sign}{whole}.{fraction:0{decimals}d}" if decimals else f"{sign}{whole}"
 
 
 def format_exact(value: Fraction | int) -> str:
