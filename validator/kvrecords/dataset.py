@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,15 +59,27 @@ def classify(root: Path, path: Path) -> DatasetFile | None:
     return None
 
 
+_FOLDERS = {"record": RECORDS_DIR, "model": MODELS_DIR, "hardware": HARDWARE_DIR}
+
+
 def discover(root: Path, kind: str) -> list[DatasetFile]:
-    """Every file of one kind, sorted; symlinks are listed too (the checks refuse those leaving the tree)."""
-    folder = root / {"record": RECORDS_DIR, "model": MODELS_DIR, "hardware": HARDWARE_DIR}[kind]
-    if not folder.is_dir():
-        return []
-    pattern = "**/*" if kind == "record" else "*"
-    found = [p for p in folder.glob(pattern) if p.suffix in YAML_SUFFIXES and not p.is_dir()]
-    files = (classify(root, p) for p in sorted(found))
-    return [f for f in files if f is not None and f.kind == kind]
+    """Every file of one kind, sorted by path.
+
+    A plain directory walk with no path resolution: it runs on every validation, also when
+    pre-commit passes one file of a large dataset. Symlinks are listed like files; the checks
+    refuse those that lead out of the tree.
+    """
+    top = _FOLDERS[kind]
+    found: list[DatasetFile] = []
+    for folder, subfolders, names in os.walk(root / top):
+        if kind != "record":
+            subfolders.clear()  # models and hardware are flat; records may sit in subfolders
+        relative = Path(folder).relative_to(root).as_posix()
+        for name in names:
+            if name.endswith(YAML_SUFFIXES):
+                display = f"{relative}/{name}"
+                found.append(DatasetFile(kind, root / display, display))
+    return sorted(found, key=lambda f: f.display)
 
 
 def model_file(root: Path, model_id: str) -> Path:
