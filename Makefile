@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: validate test lint check docs clean
+.PHONY: validate test lint check docs bench clean
 
 $(BIN)/kvrecords: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,5 +41,19 @@ docs: $(BIN)/kvrecords
 	$(BIN)/kvrecords rules --markdown > docs/rules.md
 	$(BIN)/kvrecords export --format markdown -o docs/dataset.md
 
+## bench: kvrecords against check-jsonschema (both installed as users install them)
+BENCH_VENV ?= .venv-bench
+$(BENCH_VENV)/bin/check-jsonschema: pyproject.toml
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(BENCH_VENV)/bin/python -m pip install --quiet check-jsonschema ruamel.yaml.clib
+	touch $@
+
+bench: $(BENCH_VENV)/bin/check-jsonschema
+	$(BENCH_VENV)/bin/python -m pip install --quiet --force-reinstall --no-deps .
+	$(BENCH_VENV)/bin/python -m pip install --quiet .
+	$(BENCH_VENV)/bin/python benchmarks/bench.py --kvrecords $(BENCH_VENV)/bin/kvrecords \
+		--check-jsonschema $(BENCH_VENV)/bin/check-jsonschema $(BENCH_ARGS)
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(BENCH_VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build

@@ -30,13 +30,18 @@ class DatasetFile:
     """One file of the dataset, by kind, with the path shown in messages (relative to the root)."""
 
     kind: str  # "record", "model" or "hardware"
-    path: Path
-    display: str
+    display: str  # relative to the root, with forward slashes
+    root: Path
+
+    @property
+    def path(self) -> Path:
+        # built on demand: a pre-commit run lists every file but opens only a few
+        return self.root / self.display
 
     @property
     def expected_id(self) -> str:
         if self.kind in ("model", "hardware"):
-            return self.path.stem
+            return self.display.rsplit("/", 1)[-1].rsplit(".", 1)[0]
         return self.display.removeprefix(f"{RECORDS_DIR}/").rsplit(".", 1)[0]
 
 
@@ -52,10 +57,10 @@ def classify(root: Path, path: Path) -> DatasetFile | None:
         return None
     display = relative.as_posix()
     if parts[0] == RECORDS_DIR and len(parts) >= 2:
-        return DatasetFile("record", root / relative, display)
+        return DatasetFile("record", display, root)
     if parts[0] in (MODELS_DIR, HARDWARE_DIR) and len(parts) == 2:
         kind = "model" if parts[0] == MODELS_DIR else "hardware"
-        return DatasetFile(kind, root / relative, display)
+        return DatasetFile(kind, display, root)
     return None
 
 
@@ -78,7 +83,7 @@ def discover(root: Path, kind: str) -> list[DatasetFile]:
         for name in names:
             if name.endswith(YAML_SUFFIXES):
                 display = f"{relative}/{name}"
-                found.append(DatasetFile(kind, root / display, display))
+                found.append(DatasetFile(kind, display, root))
     return sorted(found, key=lambda f: f.display)
 
 

@@ -59,6 +59,11 @@ class Document:
                 return self.value_positions[prefix]
         return (1, 1)
 
+    def problem(self, code: str, path: JsonPath, message: str, *, key: bool = False) -> Problem:
+        """A problem at the value (or, with ``key``, the key) at ``path``."""
+        line, column = self.locate(path, key=key)
+        return Problem(self.path, line, column, code, message)
+
     def find(self, pattern: re.Pattern[str], start_line: int) -> tuple[int, int] | None:
         """The position of the first match of ``pattern`` at or after ``start_line``."""
         lines = self.text.split("\n")
@@ -68,6 +73,14 @@ class Document:
             return None
         before = self.text[: match.start()]
         return before.count("\n") + 1, match.start() - (before.rfind("\n") + 1) + 1
+
+
+def dotted(path: JsonPath) -> str:
+    """``methodology.engine.version``, ``layer_groups[1].key_heads``: a path as messages show it."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text
 
 
 class _Refused(Exception):

@@ -85,7 +85,7 @@ def _record_context(root: Path, document: Document) -> RecordContext | str:
     display = f"{MODELS_DIR}/{model_id}.yaml"
     if not path.is_file():
         return f"model {model_id!r}: {display} does not exist; nothing is derived"
-    state = check_model_file(root, DatasetFile("model", path, display))
+    state = check_model_file(root, DatasetFile("model", display, root))
     if state.model is None or any(p.severity == "error" for p in state.problems):
         lines = [f"{display} has problems; nothing is derived:", *_problem_lines(state.problems)]
         return "\n".join(lines)

@@ -199,9 +199,8 @@ class HardwareCatalog:
         if problems:
             return HardwareState(display, None, problems)
         if document.data["id"] != hardware_id:
-            line, column = document.locate(("id",))
             message = (
                 f"id {document.data['id']!r} does not match the path; it must be {hardware_id!r}"
             )
-            return HardwareState(display, None, [Problem(display, line, column, "KV201", message)])
+            return HardwareState(display, None, [document.problem("KV201", ("id",), message)])
         return HardwareState(display, hardware_from_data(document.data), [])

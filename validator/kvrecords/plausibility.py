@@ -30,7 +30,6 @@ not run; ``explain_record`` says which and why.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -712,6 +711,8 @@ def check_hardware_links(ctx: RecordContext, setup: Setup) -> Iterator[Problem]:
     for path, accelerator in accelerator_links(ctx.data):
         state = setup.index.get(accelerator)
         if state is None:
+            import difflib  # only for a broken link's "did you mean"
+
             close = difflib.get_close_matches(accelerator[:100], setup.index.catalog_ids, n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             yield ctx.problem(

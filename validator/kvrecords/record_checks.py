@@ -13,7 +13,7 @@ from fractions import Fraction
 from typing import Any
 
 from kvrecords.arithmetic import KvReport, kv_report, parse_element_type
-from kvrecords.document import Document, JsonPath
+from kvrecords.document import Document, JsonPath, dotted
 from kvrecords.geometry import Model
 from kvrecords.problems import Problem
 from kvrecords.prose import claim_value_in_unit, find_claims
@@ -49,8 +49,7 @@ class RecordContext:
         return self.document.data  # type: ignore[no-any-return]
 
     def problem(self, code: str, path: JsonPath, message: str) -> Problem:
-        line, column = self.document.locate(path)
-        return Problem(self.document.path, line, column, code, message)
+        return self.document.problem(code, path, message)
 
     def exact(self, path: JsonPath) -> Fraction:
         """The value at ``path`` exactly as written (0.935 stays 935/1000, not a binary float)."""
@@ -71,10 +70,6 @@ def _get(data: Any, path: JsonPath) -> Any:
     for part in path:
         data = data[part]
     return data
-
-
-def _dotted(path: JsonPath) -> str:
-    return ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in path).replace(".[", "[")
 
 
 # ---- KV basis -------------------------------------------------------------------------------
@@ -224,13 +219,13 @@ def _plain_input(ctx: RecordContext, path: JsonPath) -> Fraction | str:
     try:
         value = _get(ctx.data, path)
     except (KeyError, IndexError):
-        return f"{_dotted(path)} is not stated"
+        return f"{dotted(path)} is not stated"
     if value is None:
-        return f"{_dotted(path)} is null"
+        return f"{dotted(path)} is null"
     if isinstance(value, dict):
         if "about" in value:
             return ctx.exact((*path, "about"))
-        return f"{_dotted(path)} is a range"
+        return f"{dotted(path)} is a range"
     return ctx.exact(path)
 
 

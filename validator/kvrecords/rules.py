@@ -163,6 +163,15 @@ _RULES = [
         "methodology:\n  engine: {name: vllm, version: null}\n# KV205 methodology.engine.version is null; list it under not_stated with the reason",
     ),
     Rule(
+        "KV206",
+        "placeholder",
+        "No text is left as a TODO placeholder from kvrecords new.",
+        "A scaffold marks every field the contributor must fill or explain; a TODO that reaches "
+        "the dataset is a figure or a reason nobody checked.",
+        "reason: The post does not publish decode tokens/s.",
+        "reason: 'TODO: fill from the source or give the reason it is not stated'\n# KV206 not_stated[3].reason is still a placeholder",
+    ),
+    Rule(
         "KV301",
         "bytes-per-token",
         "kv_bytes_basis.bytes_per_token (and each alternative's) equals the model geometry's, exactly.",

@@ -158,7 +158,7 @@ def _load_model(root: Path, model_id: str) -> tuple[Model, str]:
             else f"; known models: {', '.join(known)}"
         )
         raise ValueError(f"model {model_id!r}: {display} does not exist{hint}")
-    state = check_model_file(root.resolve(), DatasetFile("model", path.resolve(), display))
+    state = check_model_file(root.resolve(), DatasetFile("model", display, root.resolve()))
     errors = [p for p in state.problems if p.severity == "error"]
     if state.model is None or errors:
         listed = "; ".join(f"{p.line}:{p.column} {p.code} {p.message}" for p in errors)

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kvrecords.document import Document, JsonPath
+from kvrecords.document import Document, JsonPath, dotted
 from kvrecords.problems import Problem
 from kvrecords.units import BYTE_UNITS, parse_number
 
@@ -71,7 +71,7 @@ def _most_specific(error: Any) -> Any:
 
 def _problem(document: Document, error: Any) -> Problem:
     path: JsonPath = tuple(error.absolute_path)
-    field = _dotted(path) or "the top level"
+    field = dotted(path) or "the top level"
     message = f"{field}: {error.message}"
     on_key = False
     if error.validator == "additionalProperties":
@@ -81,7 +81,7 @@ def _problem(document: Document, error: Any) -> Problem:
             path = (*path, extras[0])
             on_key = True
             message = (
-                f"{_dotted(path)}: unknown key {extras[0]!r}; allowed here: "
+                f"{dotted(path)}: unknown key {extras[0]!r}; allowed here: "
                 f"{', '.join(sorted(allowed))}"
             )
     elif error.validator == "required":
@@ -89,8 +89,7 @@ def _problem(document: Document, error: Any) -> Problem:
     hint = _hint(error)
     if hint:
         message += f" ({hint})"
-    line, column = document.locate(path, key=on_key)
-    return Problem(document.path, line, column, "KV101", message)
+    return document.problem("KV101", path, message, key=on_key)
 
 
 def _hint(error: Any) -> str:
@@ -109,10 +108,3 @@ def _hint(error: Any) -> str:
     if isinstance(instance, bool) and error.validator == "type":
         return "a boolean here; write a number, or null with the reason in prose"
     return ""
-
-
-def _dotted(path: JsonPath) -> str:
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text

@@ -21,7 +21,7 @@ from kvrecords.dataset import (
     escapes_root,
     model_file,
 )
-from kvrecords.document import Document, JsonPath, read_document
+from kvrecords.document import Document, dotted, read_document
 from kvrecords.geometry import Model
 from kvrecords.hardware import HardwareCatalog
 from kvrecords.models import model_from_data
@@ -31,6 +31,7 @@ from kvrecords.record_checks import RECORD_CHECKS, RecordContext
 from kvrecords.schemas import schema_problems
 
 MODELINE_PREFIX = "# yaml-language-server: $schema="
+PLACEHOLDER = "TODO"  # what kvrecords new writes where the contributor must write
 MODEL_ID = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 
 
@@ -115,8 +116,8 @@ def validate(
     records to pay for starting them.
     """
     records = discover(root, "record")
-    models = {f.path.stem: f for f in discover(root, "model")}
-    hardware_ids = [f.path.stem for f in discover(root, "hardware")]
+    models = {f.expected_id: f for f in discover(root, "model")}
+    hardware_ids = [f.expected_id for f in discover(root, "hardware")]
     selection = _select(root, paths, records, models, hardware_ids)
     checker = _Checker(root, models, _id_index(records, models.values()))
     problems: list[Problem] = []
@@ -166,15 +167,15 @@ def _select(
     everything = Selection(records, sorted(models), sorted(hardware_ids))
     if not paths:
         return everything
-    record_paths: set[Path] = set()
+    record_displays: set[str] = set()
     model_ids: set[str] = set()
     selected_hardware: set[str] = set()
     for given in paths:
         absolute = given if given.is_absolute() else Path.cwd() / given
         if absolute.is_dir():
             inside = [f for f in [*records, *models.values()] if _is_under(f.path, absolute)]
-            record_paths |= {f.path for f in inside if f.kind == "record"}
-            model_ids |= {f.path.stem for f in inside if f.kind == "model"}
+            record_displays |= {f.display for f in inside if f.kind == "record"}
+            model_ids |= {f.expected_id for f in inside if f.kind == "model"}
             continue
         if absolute.name.endswith(".schema.json") and absolute.parent.name == SCHEMA_DIR:
             return everything  # a schema change re-checks everything
@@ -186,21 +187,25 @@ def _select(
         if dataset_file.kind == "record":
             if not absolute.exists() and not absolute.is_symlink():
                 raise UsageError(f"{given}: no such file")
-            record_paths.add(dataset_file.path)
+            record_displays.add(dataset_file.display)
         elif dataset_file.kind == "model":
-            model_id = dataset_file.path.stem
+            model_id = dataset_file.expected_id
             if model_id in models:
                 model_ids.add(model_id)
-            record_paths |= {r.path for r in records if _mentions(r.path, _MODEL_LINE, model_id)}
+            record_displays |= {
+                r.display for r in records if _mentions(r.path, _MODEL_LINE, model_id)
+            }
         else:
-            hardware_id = dataset_file.path.stem
+            hardware_id = dataset_file.expected_id
             if hardware_id in hardware_ids:
                 selected_hardware.add(hardware_id)
-            record_paths |= {
-                r.path for r in records if _mentions(r.path, _ACCELERATOR, hardware_id)
+            record_displays |= {
+                r.display for r in records if _mentions(r.path, _ACCELERATOR, hardware_id)
             }
     return Selection(
-        [r for r in records if r.path in record_paths], sorted(model_ids), sorted(selected_hardware)
+        [r for r in records if r.display in record_displays],
+        sorted(model_ids),
+        sorted(selected_hardware),
     )
 
 
@@ -277,17 +282,9 @@ def _identity_problems(
     if not isinstance(stated, str):
         return []
     problems = []
-    line, column = document.locate(("id",))
     if stated != dataset_file.expected_id:
-        problems.append(
-            Problem(
-                document.path,
-                line,
-                column,
-                "KV201",
-                f"id {stated!r} does not match the path; it must be {dataset_file.expected_id!r}",
-            )
-        )
+        message = f"id {stated!r} does not match the path; it must be {dataset_file.expected_id!r}"
+        problems.append(document.problem("KV201", ("id",), message))
     others = {stated.casefold(), dataset_file.expected_id.casefold()}
     clashes = sorted(
         other
@@ -296,15 +293,8 @@ def _identity_problems(
         if other != dataset_file.display
     )
     if clashes:
-        problems.append(
-            Problem(
-                document.path,
-                line,
-                column,
-                "KV202",
-                f"id {stated!r} is also claimed by {', '.join(clashes)} (ids compare case-insensitively)",
-            )
-        )
+        message = f"id {stated!r} is also claimed by {', '.join(clashes)} (ids compare case-insensitively)"
+        problems.append(document.problem("KV202", ("id",), message))
     return problems
 
 
@@ -322,16 +312,8 @@ def check_model_file(root: Path, dataset_file: DatasetFile) -> ModelState:
     total = sum(group["layers"] for group in data["layer_groups"])
     if total != data["num_layers"]:
         counts = " + ".join(f"{g['layers']} {g['kind']}" for g in data["layer_groups"])
-        line, column = document.locate(("num_layers",))
-        problems.append(
-            Problem(
-                document.path,
-                line,
-                column,
-                "KV601",
-                f"layer groups add up to {total} ({counts}); num_layers is {data['num_layers']}",
-            )
-        )
+        message = f"layer groups add up to {total} ({counts}); num_layers is {data['num_layers']}"
+        problems.append(document.problem("KV601", ("num_layers",), message))
     return ModelState(dataset_file, model_from_data(data), problems)
 
 
@@ -351,40 +333,25 @@ def check_record_file(
     if schema_errors:
         return problems + schema_errors
     problems += null_reason_problems(document, "not_stated")
+    problems += placeholder_problems(document)
     model_id: str = document.data["model"]
-    line, column = document.locate(("model",))
     if not MODEL_ID.match(model_id):
-        problems.append(
-            Problem(
-                document.path,
-                line,
-                column,
-                "KV203",
-                f"model {model_id!r} must be a model id naming models/<id>.yaml (lowercase letters, digits, dots, hyphens), never a path",
-            )
+        message = (
+            f"model {model_id!r} must be a model id naming models/<id>.yaml "
+            "(lowercase letters, digits, dots, hyphens), never a path"
         )
-        return problems
+        return [*problems, document.problem("KV203", ("model",), message)]
     state: ModelState | None = state_of(model_id)
     if state is None:
         display = f"models/{model_id}.yaml"
         reason = (
             "is a dangling symlink" if model_file(root, model_id).is_symlink() else "does not exist"
         )
-        problems.append(
-            Problem(document.path, line, column, "KV203", f"model {model_id!r}: {display} {reason}")
-        )
-        return problems
+        message = f"model {model_id!r}: {display} {reason}"
+        return [*problems, document.problem("KV203", ("model",), message)]
     if state.model is None or any(p.severity == "error" for p in state.problems):
-        problems.append(
-            Problem(
-                document.path,
-                line,
-                column,
-                "KV204",
-                f"{state.file.display} has problems (reported there); arithmetic not checked",
-            )
-        )
-        return problems
+        message = f"{state.file.display} has problems (reported there); arithmetic not checked"
+        return [*problems, document.problem("KV204", ("model",), message)]
     context = RecordContext(document, state.model, state.file.display.removesuffix(".yaml"))
     for check in RECORD_CHECKS:
         problems += check(context)
@@ -393,10 +360,19 @@ def check_record_file(
     return problems
 
 
+def placeholder_problems(document: Document) -> list[Problem]:
+    """KV206: no TODO placeholder from a scaffold is left in the record."""
+    return [
+        document.problem("KV206", path, f"{dotted(path)} is still a placeholder: {value[:60]!r}")
+        for path, value in document.leaves.items()
+        if isinstance(value, str) and value.lstrip().startswith(PLACEHOLDER)
+    ]
+
+
 def null_reason_problems(document: Document, list_key: str) -> list[Problem]:
     """KV205: every null is listed with a reason under ``list_key``, and only nulls are listed."""
     nulls = {
-        _dotted(path): path
+        dotted(path): path
         for path, value in document.leaves.items()
         if value is None and path[0] != list_key
     }
@@ -406,33 +382,10 @@ def null_reason_problems(document: Document, list_key: str) -> list[Problem]:
     problems = []
     for name, path in sorted(nulls.items()):
         if name not in listed:
-            line, column = document.locate(path)
-            problems.append(
-                Problem(
-                    document.path,
-                    line,
-                    column,
-                    "KV205",
-                    f"{name} is null; list it under {list_key} with the reason",
-                )
-            )
+            message = f"{name} is null; list it under {list_key} with the reason"
+            problems.append(document.problem("KV205", path, message))
     for name, index in sorted(listed.items()):
         if name not in nulls:
-            line, column = document.locate((list_key, index, "field"))
-            problems.append(
-                Problem(
-                    document.path,
-                    line,
-                    column,
-                    "KV205",
-                    f"{list_key} lists {name}, which is not null",
-                )
-            )
+            message = f"{list_key} lists {name}, which is not null"
+            problems.append(document.problem("KV205", (list_key, index, "field"), message))
     return problems
-
-
-def _dotted(path: JsonPath) -> str:
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text
