@@ -153,12 +153,16 @@ def _format_document(original: Document, schema: dict[str, Any], schema_ref: str
     if text != original.text:
         document = _parsed(text, original.path)
     comments = _without_modelines(_comments(text), document)
+    from ruamel.yaml.error import YAMLError
+
     loader = YAML(typ="rt")
     loader.preserve_quotes = True
     builder = _Builder(document, _SchemaView(schema))
-    body = builder.dump(
-        builder.build(loader.load(text), document.data, (), schema, 0, in_flow=False)
-    )
+    try:
+        tree = loader.load(text)
+    except YAMLError as error:  # ruamel reads a corner of YAML differently: leave the file
+        raise UnsafeFormat(f"{original.path}: ruamel.yaml cannot read it back: {error}") from None
+    body = builder.dump(builder.build(tree, document.data, (), schema, 0, in_flow=False))
     laid_out = _parsed(body, original.path)
     commented = _with_comments(body, laid_out, _anchor(comments, document))
     result = f"{MODELINE_PREFIX}{schema_ref}\n{commented}"
@@ -189,18 +193,19 @@ class _Comment:
 
 def _comments(text: str) -> list[_Comment]:
     """Every comment, found in the gaps between the scanner's tokens (never inside a scalar)."""
-    from ruamel.yaml import YAML
+    import yaml
 
     line_starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
     found: list[_Comment] = []
     position = 0
-    for token in YAML(typ="safe", pure=False).scan(text):
+    # the validator's own scanner (libyaml through PyYAML), so both agree on what is YAML
+    for token in yaml.scan(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
         # Offsets from line and column (characters), whichever scanner (C or Python) runs.
         start = line_starts[token.start_mark.line] + token.start_mark.column
         end = line_starts[token.end_mark.line] + token.end_mark.column
         if start > position:
             found += _comments_between(text, position, start, line_starts)
-        if type(token).__name__ == "ScalarToken" and token.style in ("|", ">"):
+        if getattr(token, "style", None) in ("|", ">"):
             # A block scalar's header line may end in a comment, inside the token's span.
             header_end = text.find("\n", start)
             found += _comments_between(
