@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,22 @@ def copy_dataset(destination: Path, *, with_records: bool = True) -> Path:
     else:
         (destination / "records" / "kv-efficiency").mkdir(parents=True)
     return destination
+
+
+def run_cli(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The kvrecords command as a user runs it (outside GitHub Actions unless ``env`` says so)."""
+    environment = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
+    environment.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-c", "from kvrecords.cli import main; main()", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+    )
 
 
 @pytest.fixture

@@ -6,23 +6,16 @@ import csv
 import io
 import json
 import subprocess
-import sys
 from pathlib import Path
 
-from conftest import REPO
+from conftest import REPO, run_cli
 from kvrecords.export import COLUMNS, rows, to_markdown
 
 SEED_ID = "kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090"
 
 
 def export(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kvrecords", "export", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_cli("export", *args, cwd=cwd)
 
 
 def test_csv_has_one_row_per_record(dataset: Path) -> None:

@@ -4,15 +4,13 @@ code run, a network connection or a changed file."""
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import run_cli
 from kvrecords.document import MAX_DEPTH, MAX_FILE_BYTES, parse_document
 from kvrecords.validate import validate
 
@@ -39,17 +37,6 @@ def snapshot(root: Path) -> dict[str, str]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and not p.is_symlink()
     }
-
-
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from kvrecords.cli import main; main()", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"},
-    )
 
 
 HOSTILE: dict[str, tuple[bytes | str, str]] = {

@@ -6,15 +6,12 @@ Every expected number is worked out in the comment beside it from the hardware a
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, copy_dataset
+from conftest import REPO, copy_dataset, run_cli
 from kvrecords.document import Document, read_document
 from kvrecords.explain import explain_record
 from kvrecords.geometry import Attention, Model
@@ -293,18 +290,6 @@ def test_missing_inputs_are_not_checked(tmp_path: Path) -> None:
 
 
 # ---- severities and the command line ----------------------------------------------------------
-
-
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
-    return subprocess.run(
-        [sys.executable, "-c", "from kvrecords.cli import main; main()", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=60,
-    )
 
 
 def test_warnings_fail_only_with_strict(tmp_path: Path) -> None:

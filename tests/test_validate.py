@@ -3,32 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import run_cli
 from kvrecords.validate import validate
 
 SEED = Path("records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml")
 MODEL = Path("models/qwen3-8-27b.yaml")
-
-
-def run_cli(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    environment = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
-    environment.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-c", "from kvrecords.cli import main; main()", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=60,
-    )
 
 
 def edit(path: Path, old: str, new: str) -> None:

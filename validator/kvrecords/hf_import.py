@@ -287,15 +287,22 @@ def _window_for_sliding_layers(cfg: _Reader, why: str) -> int:
     return cfg.req("sliding_window", why)
 
 
+def _layers_from_sliding_types(
+    cfg: _Reader, types: list[str], shape: dict[str, int]
+) -> list[dict[str, Any]]:
+    """Explicit layer_types of full and sliding-window attention (gemma2, gemma3, gpt_oss)."""
+    window = cfg.opt_int("sliding_window") if "sliding_attention" in types else None
+    if "sliding_attention" in types and window is None:
+        raise cfg.missing("sliding_window", "layer_types has sliding_attention layers")
+    return _layers_from_types(cfg, types, shape, window)
+
+
 def _alternating(cfg: _Reader, num_layers: int) -> list[dict[str, Any]]:
     """gemma2, gpt_oss: layer_types, else sliding at even indices and global at odd ones."""
     shape = _attention_shape(cfg)
     types = _layer_types(cfg, num_layers)
     if types is not None:
-        window = cfg.opt_int("sliding_window") if "sliding_attention" in types else None
-        if "sliding_attention" in types and window is None:
-            raise cfg.missing("sliding_window", "layer_types has sliding_attention layers")
-        return _layers_from_types(cfg, types, shape, window)
+        return _layers_from_sliding_types(cfg, types, shape)
     window = _window_for_sliding_layers(
         cfg, "its layers alternate sliding-window and global attention"
     )
@@ -311,10 +318,7 @@ def _gemma3(cfg: _Reader, num_layers: int) -> list[dict[str, Any]]:
     shape = _attention_shape(cfg)
     types = _layer_types(cfg, num_layers)
     if types is not None:
-        window = cfg.opt_int("sliding_window") if "sliding_attention" in types else None
-        if "sliding_attention" in types and window is None:
-            raise cfg.missing("sliding_window", "layer_types has sliding_attention layers")
-        return _layers_from_types(cfg, types, shape, window)
+        return _layers_from_sliding_types(cfg, types, shape)
     names = ("sliding_window_pattern", "_sliding_window_pattern")
     period = cfg.first_int(names, "without layer_types it says which layers are global")
     window = _window_for_sliding_layers(cfg, "its local layers keep a sliding window")
