@@ -197,3 +197,9 @@ def test_unknown_element_types_are_refused(name: str) -> None:
 def test_aliases() -> None:
     assert parse_element_type("bfloat16") == parse_element_type("bf16")
     assert parse_element_type("FP8_E4M3").value_bits == 8
+
+
+def test_the_command_line_offers_every_layer_basis() -> None:
+    from kvrecords import arithmetic, cli
+
+    assert cli.LAYER_BASES == arithmetic.LAYER_BASES

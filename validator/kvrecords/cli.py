@@ -17,6 +17,8 @@ from typing import Any, NoReturn
 import click
 
 FORMATS = ("text", "json", "github")
+# arithmetic.LAYER_BASES, repeated here so that the command line starts without the library
+LAYER_BASES = ("cache", "full_attention", "all_layers_as_full_attention")
 
 
 def _fail(message: str) -> NoReturn:
@@ -103,7 +105,7 @@ def _number(value: Fraction | None, *, round_up: bool = False) -> int | float | 
     "layers_counted",
     default="cache",
     show_default=True,
-    type=click.Choice(["cache", "full_attention", "all_layers_as_full_attention"]),
+    type=click.Choice(LAYER_BASES),
     help="Which layers count.",
 )
 @click.option(
@@ -294,7 +296,7 @@ def fmt(paths: tuple[Path, ...], check: bool) -> None:
     "layers_counted",
     default="cache",
     show_default=True,
-    type=click.Choice(["cache", "full_attention", "all_layers_as_full_attention"]),
+    type=click.Choice(LAYER_BASES),
 )
 @click.option("--source-url", help="URL of the source.")
 @click.option(
