@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: validate test lint check docs bench clean
+.PHONY: validate test lint check docs site site-screenshot bench clean
 
 $(BIN)/kvrecords: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,15 @@ check: validate lint test
 docs: $(BIN)/kvrecords
 	$(BIN)/kvrecords rules --markdown > docs/rules.md
 	$(BIN)/kvrecords export --format markdown -o docs/dataset.md
+
+## site: build the static site into site/
+site: $(BIN)/kvrecords
+	$(BIN)/kvrecords site build --out site
+
+## site-screenshot: refresh docs/screenshot-site.png from the browser tests
+site-screenshot: $(BIN)/kvrecords
+	$(BIN)/python -m pytest tests/test_site_browser.py -q
+	cp site/screenshot.png docs/screenshot-site.png
 
 ## bench: kvrecords against check-jsonschema (both installed as users install them)
 BENCH_VENV ?= .venv-bench

@@ -413,6 +413,39 @@ def export(output_format: str, output: Path | None) -> None:
 
 
 @cli.group()
+def site() -> None:
+    """The static web site of the dataset."""
+
+
+@site.command("build")
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("site"),
+    show_default=True,
+    help="Folder to write the site into (created if missing).",
+)
+def site_build(out: Path) -> None:
+    """Write a static site: index.html (sortable, filterable table and overview charts), one
+    page per record (with the validator's recomputation) and one per model.
+
+    Refused (exit 1) while the dataset has errors: run kvrecords validate.
+    """
+    from kvrecords.site import build_site
+    from kvrecords.validate import validate as run
+
+    root = _root()
+    errors = [p for p in run(root).problems if p.severity == "error"]
+    if errors:
+        click.echo(
+            f"kvrecords: the dataset has {len(errors)} errors; run kvrecords validate", err=True
+        )
+        sys.exit(1)
+    written = build_site(root, out)
+    click.echo(f"wrote {len(written)} files to {out}; open {out / 'index.html'}", err=True)
+
+
+@cli.group()
 def model() -> None:
     """Model geometry files."""
 

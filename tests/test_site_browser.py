@@ -1,0 +1,183 @@
+"""The static site in a real headless Chromium: sorting, filtering, links, charts, no JS errors.
+
+Needs /usr/bin/chromium and /usr/bin/chromedriver (tools/install-browser.sh) and selenium.
+A missing browser fails the tests on purpose: the site's JS is only tested here.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvrecords.site import build_site
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+# for a human to look at; `make site-screenshot` copies it to docs/screenshot-site.png
+SCREENSHOT = REPO / "site" / "screenshot.png"
+INSTALL_HINT = "run tools/install-browser.sh (as root) to install chromium and chromedriver"
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.chrome.webdriver import WebDriver
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.remote.webelement import WebElement
+    from selenium.webdriver.support.ui import Select
+except ImportError:  # pragma: no cover - reported by the fixture as a failure, not a skip
+    webdriver = None  # type: ignore[assignment]
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[Path]:
+    folder = Path(tempfile.mkdtemp(prefix="kvrecords-site-"))
+    build_site(REPO, folder)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[WebDriver]:
+    if webdriver is None:
+        pytest.fail("selenium is not installed: pip install -e '.[test]'; then " + INSTALL_HINT)
+    missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
+    if missing:
+        pytest.fail(f"{', '.join(missing)} missing: {INSTALL_HINT}")
+    profile = tempfile.mkdtemp(prefix="kvrecords-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={profile}",
+        "--window-size=1400,1000",
+    ):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=str(CHROMEDRIVER)))
+    driver.set_window_size(1400, 1000)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def test_chromium_chromedriver_and_selenium_are_installed() -> None:
+    """A missing browser is a failure with the fix in the message, never a skip."""
+    missing = [str(p) for p in (CHROMIUM, CHROMEDRIVER) if not p.exists()]
+    assert not missing, f"{', '.join(missing)} missing: {INSTALL_HINT}"
+    assert webdriver is not None, "selenium is not installed: pip install -e '.[test]'"
+
+
+def _open_index(browser: WebDriver, site: Path) -> None:
+    browser.get((site / "index.html").as_uri())
+    _log(browser)  # start each test with an empty log
+
+
+def _log(browser: WebDriver) -> list[dict[str, Any]]:
+    """The browser console since the last call (goog:loggingPrefs browser ALL)."""
+    entries: list[dict[str, Any]] = browser.get_log("browser")  # type: ignore[no-untyped-call]
+    return entries
+
+
+def _severe(browser: WebDriver) -> list[str]:
+    return [str(e["message"]) for e in _log(browser) if e["level"] == "SEVERE"]
+
+
+def _visible_rows(browser: WebDriver) -> list[WebElement]:
+    rows = browser.find_elements(By.CSS_SELECTOR, "#records tbody tr")
+    return [row for row in rows if row.is_displayed()]
+
+
+def _column(browser: WebDriver, header: str) -> int:
+    headers = browser.find_elements(By.CSS_SELECTOR, "#records thead th")
+    names = [h.text.splitlines()[0].strip() for h in headers]
+    return names.index(header)
+
+
+def _context_keys(browser: WebDriver, index: int) -> list[float | None]:
+    cells = browser.find_elements(By.CSS_SELECTOR, f"#records tbody tr td:nth-child({index + 1})")
+    keys = [cell.get_attribute("data-sort") or "" for cell in cells]
+    return [float(k) if k else None for k in keys]
+
+
+def test_index_loads_without_console_errors(browser: WebDriver, site: Path) -> None:
+    browser.get((site / "index.html").as_uri())
+    assert browser.find_element(By.ID, "records")
+    assert _severe(browser) == []
+    count = browser.find_element(By.ID, "visible-count").text
+    assert int(count) == len(_visible_rows(browser)) > 0
+
+
+def test_clicking_context_header_sorts_by_context(browser: WebDriver, site: Path) -> None:
+    _open_index(browser, site)
+    index = _column(browser, "context")
+    before = _context_keys(browser, index)
+    header = browser.find_elements(By.CSS_SELECTOR, "#records thead th")[index]
+    header.click()
+    after = _context_keys(browser, index)
+    numbers = [k for k in after if k is not None]
+    assert numbers == sorted(numbers), after
+    assert after[len(numbers) :] == [None] * (len(after) - len(numbers)), "empty cells go last"
+    assert sorted(before, key=str) == sorted(after, key=str), "the same rows, reordered"
+    assert header.get_attribute("aria-sort") == "ascending"
+    header.click()
+    descending = [k for k in _context_keys(browser, index) if k is not None]
+    assert descending == sorted(numbers, reverse=True)
+    assert _context_keys(browser, index)[-1] is None, "empty cells still last"
+    assert _severe(browser) == []
+
+
+def test_text_filter_and_technique_select_reduce_rows(browser: WebDriver, site: Path) -> None:
+    _open_index(browser, site)
+    total = len(_visible_rows(browser))
+    Select(browser.find_element(By.ID, "filter-technique")).select_by_value("prefix_caching")
+    with_technique = _visible_rows(browser)
+    assert 0 < len(with_technique) < total
+    for row in with_technique:
+        assert "prefix_caching" in (row.get_attribute("data-techniques") or "").split()
+    box = browser.find_element(By.ID, "filter-q")
+    box.send_keys("qwen")
+    narrowed = _visible_rows(browser)
+    assert 0 < len(narrowed) < len(with_technique)
+    for row in narrowed:
+        assert "qwen" in row.text.lower()
+        assert "prefix_caching" in (row.get_attribute("data-techniques") or "").split()
+    assert browser.find_element(By.ID, "visible-count").text == str(len(narrowed))
+    assert _severe(browser) == []
+
+
+def test_record_link_opens_the_recomputation(browser: WebDriver, site: Path) -> None:
+    _open_index(browser, site)
+    link = browser.find_element(By.CSS_SELECTOR, "#records tbody tr td a[href^='records/']")
+    link.click()
+    pre = browser.find_element(By.CSS_SELECTOR, "pre.explain")
+    assert "bytes per token" in pre.text
+    assert _severe(browser) == []
+
+
+def test_overview_charts_have_size_and_screenshot(browser: WebDriver, site: Path) -> None:
+    _open_index(browser, site)
+    for ident in ("chart-bytes-per-token", "chart-ttft", "chart-decode"):
+        svg = browser.find_element(By.CSS_SELECTOR, f"#{ident} svg")
+        size = svg.size
+        assert size["width"] > 100 and size["height"] > 100, (ident, size)
+    browser.set_window_size(1400, 1000)
+    SCREENSHOT.parent.mkdir(exist_ok=True)
+    SCREENSHOT.parent.mkdir(exist_ok=True)
+    assert browser.save_screenshot(str(SCREENSHOT))
+    assert SCREENSHOT.stat().st_size > 10_000
+    assert _severe(browser) == []

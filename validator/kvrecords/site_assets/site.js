@@ -1,0 +1,120 @@
+// kv-efficiency records: sorting and filtering of the records table. No dependencies.
+"use strict";
+
+(function () {
+  const table = document.getElementById("records");
+  if (!table) {
+    return;
+  }
+  const body = table.tBodies[0];
+  const headers = Array.from(table.tHead.rows[0].cells);
+  const form = document.getElementById("filters");
+  const count = document.getElementById("visible-count");
+
+  // Sorting: numeric columns compare data-sort as numbers; empty cells always go last.
+  function sortBy(index, numeric, direction) {
+    const rows = Array.from(body.rows);
+    const key = (row) => {
+      const cell = row.cells[index];
+      const raw = cell.dataset.sort !== undefined ? cell.dataset.sort : cell.textContent.trim();
+      if (raw === "") {
+        return null;
+      }
+      return numeric ? Number(raw) : raw.toLowerCase();
+    };
+    rows.sort((a, b) => {
+      const ka = key(a);
+      const kb = key(b);
+      if (ka === null && kb === null) {
+        return 0;
+      }
+      if (ka === null) {
+        return 1;
+      }
+      if (kb === null) {
+        return -1;
+      }
+      if (ka < kb) {
+        return -direction;
+      }
+      if (ka > kb) {
+        return direction;
+      }
+      return 0;
+    });
+    rows.forEach((row) => body.appendChild(row));
+  }
+
+  headers.forEach((th, index) => {
+    if (!th.classList.contains("sortable")) {
+      return;
+    }
+    const activate = () => {
+      const ascending = th.getAttribute("aria-sort") !== "ascending";
+      headers.forEach((other) => other.removeAttribute("aria-sort"));
+      th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+      sortBy(index, th.dataset.type === "num", ascending ? 1 : -1);
+    };
+    th.addEventListener("click", activate);
+    th.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault();
+        activate();
+      }
+    });
+  });
+
+  // Filtering: every control narrows the rows; a context bound hides rows with no context.
+  function value(name) {
+    const control = form.elements.namedItem(name);
+    return control ? control.value.trim() : "";
+  }
+
+  function applyFilters() {
+    const text = value("q").toLowerCase();
+    const technique = value("technique");
+    const model = value("model");
+    const hardware = value("hardware");
+    const engine = value("engine");
+    const minText = value("min_context");
+    const maxText = value("max_context");
+    let visible = 0;
+    Array.from(body.rows).forEach((row) => {
+      const data = row.dataset;
+      const context = data.context === "" ? null : Number(data.context);
+      let show = true;
+      if (text && !row.textContent.toLowerCase().includes(text)) {
+        show = false;
+      }
+      if (technique && !data.techniques.split(" ").includes(technique)) {
+        show = false;
+      }
+      if (model && data.model !== model) {
+        show = false;
+      }
+      if (hardware && data.hardware !== hardware) {
+        show = false;
+      }
+      if (engine && data.engine !== engine) {
+        show = false;
+      }
+      if (minText !== "" && (context === null || context < Number(minText))) {
+        show = false;
+      }
+      if (maxText !== "" && (context === null || context > Number(maxText))) {
+        show = false;
+      }
+      row.hidden = !show;
+      if (show) {
+        visible += 1;
+      }
+    });
+    count.textContent = String(visible);
+  }
+
+  form.addEventListener("input", applyFilters);
+  form.addEventListener("change", applyFilters);
+  form.addEventListener("reset", () => window.setTimeout(applyFilters, 0));
+  form.addEventListener("submit", (event) => event.preventDefault());
+  applyFilters();
+})();
