@@ -21,6 +21,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 # for a human to look at; `make site-screenshot` copies it to docs/screenshot-site.png
 SCREENSHOT = REPO / "site" / "screenshot.png"
+CHARTS_SCREENSHOT = REPO / "site" / "screenshot-charts.png"
 INSTALL_HINT = "run tools/install-browser.sh (as root) to install chromium and chromedriver"
 
 try:
@@ -177,7 +178,10 @@ def test_overview_charts_have_size_and_screenshot(browser: WebDriver, site: Path
         assert size["width"] > 100 and size["height"] > 100, (ident, size)
     browser.set_window_size(1400, 1000)
     SCREENSHOT.parent.mkdir(exist_ok=True)
-    SCREENSHOT.parent.mkdir(exist_ok=True)
     assert browser.save_screenshot(str(SCREENSHOT))
     assert SCREENSHOT.stat().st_size > 10_000
+    # the overview charts, below the table
+    browser.execute_script("document.querySelector('.charts').scrollIntoView()")
+    assert browser.save_screenshot(str(CHARTS_SCREENSHOT))
+    assert CHARTS_SCREENSHOT.stat().st_size > 10_000
     assert _severe(browser) == []
