@@ -218,3 +218,18 @@ def test_explain_command(dataset: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "tokens not recomputed: 0.935 x 150,000 = 140,250 (stated 140250)" in result.stdout
     assert "KV704 fit claim [1] (does not fit)" in result.stdout
+
+
+def test_worker_processes_report_what_one_process_reports(dataset: Path) -> None:
+    edit(dataset / SEED, "speedup: 23x", "speedup: 24x")
+    for index in range(6):
+        text = (
+            (dataset / SEED)
+            .read_text()
+            .replace("vllm-qwen38-27b-apc-150k-rtx5090", f"copy-{index}")
+        )
+        (dataset / f"records/kv-efficiency/copy-{index}.yaml").write_text(text)
+    alone = validate(dataset, jobs=1)
+    together = validate(dataset, jobs=2)
+    assert together == alone
+    assert sum(p.code == "KV402" for p in together.problems) == 7

@@ -146,7 +146,9 @@ def _in_workers(checker: _Checker, records: list[DatasetFile], jobs: int) -> lis
 
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    chunks = [records[i : i + CHUNK_SIZE] for i in range(0, len(records), CHUNK_SIZE)]
+    # several chunks per worker, so that a slow chunk does not leave the other cores idle
+    size = max(1, min(CHUNK_SIZE, len(records) // (jobs * 4)))
+    chunks = [records[i : i + size] for i in range(0, len(records), size)]
     with ProcessPoolExecutor(
         jobs,
         mp_context=context,
