@@ -43,6 +43,20 @@ def cli() -> None:
     """KV-cache efficiency records: validate the dataset and show its arithmetic."""
 
 
+def _clean_root() -> Path:
+    """The dataset root, once the dataset validates without errors (exit 1 otherwise)."""
+    from kvrecords.validate import validate as run
+
+    root = _root()
+    errors = [p for p in run(root).problems if p.severity == "error"]
+    if errors:
+        click.echo(
+            f"kvrecords: the dataset has {len(errors)} errors; run kvrecords validate", err=True
+        )
+        sys.exit(1)
+    return root
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
@@ -392,15 +406,8 @@ def export(output_format: str, output: Path | None) -> None:
     Refused (exit 1) while the dataset has errors: run kvrecords validate.
     """
     from kvrecords.export import RENDERERS, rows
-    from kvrecords.validate import validate as run
 
-    root = _root()
-    errors = [p for p in run(root).problems if p.severity == "error"]
-    if errors:
-        click.echo(
-            f"kvrecords: the dataset has {len(errors)} errors; run kvrecords validate", err=True
-        )
-        sys.exit(1)
+    root = _clean_root()
     table = rows(root)
     text = RENDERERS[output_format](table)
     if output is None:
@@ -432,15 +439,8 @@ def site_build(out: Path) -> None:
     Refused (exit 1) while the dataset has errors: run kvrecords validate.
     """
     from kvrecords.site import build_site
-    from kvrecords.validate import validate as run
 
-    root = _root()
-    errors = [p for p in run(root).problems if p.severity == "error"]
-    if errors:
-        click.echo(
-            f"kvrecords: the dataset has {len(errors)} errors; run kvrecords validate", err=True
-        )
-        sys.exit(1)
+    root = _clean_root()
     written = build_site(root, out)
     click.echo(f"wrote {len(written)} files to {out}; open {out / 'index.html'}", err=True)
 
