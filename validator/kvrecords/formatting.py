@@ -36,8 +36,8 @@ from typing import Any
 from kvrecords.atomic import write_atomically
 from kvrecords.dataset import SCHEMA_DIR, classify
 from kvrecords.document import Document, JsonPath, parse_document, read_document
+from kvrecords.file_checks import MODELINE_PREFIX
 from kvrecords.problems import Problem
-from kvrecords.validate import MODELINE_PREFIX
 
 WIDTH = 96
 KINDS = ("record", "model", "hardware")

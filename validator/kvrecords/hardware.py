@@ -20,8 +20,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from kvrecords.dataset import HARDWARE_DIR, SCHEMA_DIR, escapes_root
-from kvrecords.document import Document, read_document
+from kvrecords.dataset import HARDWARE_DIR, SCHEMA_DIR, DatasetFile
+from kvrecords.document import Document
+from kvrecords.file_checks import identity_problems, modeline_problems, read_dataset_file
 from kvrecords.problems import Problem
 from kvrecords.schemas import schema_problems
 
@@ -182,25 +183,21 @@ class HardwareCatalog:
         return self._states[hardware_id]
 
     def _load(self, hardware_id: str) -> HardwareState | None:
-        path = self.path(hardware_id)
-        display = f"{HARDWARE_DIR}/{hardware_id}.yaml"
+        hardware_file = DatasetFile("hardware", f"{HARDWARE_DIR}/{hardware_id}.yaml", self.root)
         try:
-            if not path.is_file():
+            if not hardware_file.path.is_file():
                 return None
         except OSError:  # a name the file system refuses (too long) names no file
             return None
-        if escapes_root(self.root, path):
-            problem = Problem(display, 1, 1, "KV009", "symlink leads outside the dataset")
-            return HardwareState(display, None, [problem])
-        document = read_document(path, display)
+        display = hardware_file.display
+        document = read_dataset_file(self.root, hardware_file)
         if not isinstance(document, Document):
             return HardwareState(display, None, document)
-        problems = schema_problems(document, "hardware", self.root / SCHEMA_DIR)
-        if problems:
-            return HardwareState(display, None, problems)
-        if document.data["id"] != hardware_id:
-            message = (
-                f"id {document.data['id']!r} does not match the path; it must be {hardware_id!r}"
-            )
-            return HardwareState(display, None, [document.problem("KV201", ("id",), message)])
-        return HardwareState(display, hardware_from_data(document.data), [])
+        problems = modeline_problems(self.root, document, hardware_file)
+        schema_errors = schema_problems(document, "hardware", self.root / SCHEMA_DIR)
+        if schema_errors:
+            return HardwareState(display, None, problems + schema_errors)
+        identity = identity_problems(document, hardware_file, {})
+        if identity:  # a file that claims another id must not stand in for this one
+            return HardwareState(display, None, problems + identity)
+        return HardwareState(display, hardware_from_data(document.data), problems)

@@ -18,10 +18,10 @@ from kvrecords.dataset import (
     DatasetFile,
     classify,
     discover,
-    escapes_root,
     model_file,
 )
-from kvrecords.document import Document, dotted, read_document
+from kvrecords.document import Document, dotted
+from kvrecords.file_checks import identity_problems, modeline_problems, read_dataset_file
 from kvrecords.geometry import Model
 from kvrecords.hardware import HardwareCatalog
 from kvrecords.models import model_from_data
@@ -30,7 +30,6 @@ from kvrecords.problems import Problem
 from kvrecords.record_checks import RECORD_CHECKS, RecordContext
 from kvrecords.schemas import schema_problems
 
-MODELINE_PREFIX = "# yaml-language-server: $schema="
 PLACEHOLDER = "TODO"  # what kvrecords new writes where the contributor must write
 MODEL_ID = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 
@@ -245,70 +244,15 @@ def _id_index(
     return index
 
 
-def _read(root: Path, dataset_file: DatasetFile) -> Document | list[Problem]:
-    if escapes_root(root, dataset_file.path):
-        return [
-            Problem(
-                dataset_file.display,
-                1,
-                1,
-                "KV009",
-                "symlink leads outside the dataset; commit the file itself",
-            )
-        ]
-    return read_document(dataset_file.path, dataset_file.display)
-
-
-def _modeline_problems(root: Path, document: Document, dataset_file: DatasetFile) -> list[Problem]:
-    schema = root / SCHEMA_DIR / f"{dataset_file.kind}.schema.json"
-    expected = MODELINE_PREFIX + Path(os.path.relpath(schema, dataset_file.path.parent)).as_posix()
-    first_line = document.text.split("\n", 1)[0].rstrip()
-    if first_line == expected:
-        return []
-    return [
-        Problem(
-            document.path,
-            1,
-            1,
-            "KV102",
-            f"first line must be {expected!r} so editors check the file",
-        )
-    ]
-
-
-def _identity_problems(
-    document: Document, dataset_file: DatasetFile, ids: dict[str, list[str]]
-) -> list[Problem]:
-    """KV201 (id matches path) and KV202 (no other file claims the same id)."""
-    stated = document.data.get("id")
-    if not isinstance(stated, str):
-        return []
-    problems = []
-    if stated != dataset_file.expected_id:
-        message = f"id {stated!r} does not match the path; it must be {dataset_file.expected_id!r}"
-        problems.append(document.problem("KV201", ("id",), message))
-    others = {stated.casefold(), dataset_file.expected_id.casefold()}
-    clashes = sorted(
-        other
-        for key in others
-        for other in ids.get(f"{dataset_file.kind}:{key}", [])
-        if other != dataset_file.display
-    )
-    if clashes:
-        message = f"id {stated!r} is also claimed by {', '.join(clashes)} (ids compare case-insensitively)"
-        problems.append(document.problem("KV202", ("id",), message))
-    return problems
-
-
 def check_model_file(root: Path, dataset_file: DatasetFile) -> ModelState:
-    document = _read(root, dataset_file)
+    document = read_dataset_file(root, dataset_file)
     if not isinstance(document, Document):
         return ModelState(dataset_file, None, document)
-    problems = _modeline_problems(root, document, dataset_file)
+    problems = modeline_problems(root, document, dataset_file)
     schema_errors = schema_problems(document, "model", root / SCHEMA_DIR)
     if schema_errors:
         return ModelState(dataset_file, None, problems + schema_errors)
-    problems += _identity_problems(document, dataset_file, {})
+    problems += identity_problems(document, dataset_file, {})
     problems += null_reason_problems(document, "unknown")
     data = document.data
     total = sum(group["layers"] for group in data["layer_groups"])
@@ -326,11 +270,11 @@ def check_record_file(
     ids: dict[str, list[str]],
     hardware: HardwareCatalog | None = None,
 ) -> list[Problem]:
-    document = _read(root, dataset_file)
+    document = read_dataset_file(root, dataset_file)
     if not isinstance(document, Document):
         return document
-    problems = _modeline_problems(root, document, dataset_file)
-    problems += _identity_problems(document, dataset_file, ids)
+    problems = modeline_problems(root, document, dataset_file)
+    problems += identity_problems(document, dataset_file, ids)
     schema_errors = schema_problems(document, "record", root / SCHEMA_DIR)
     if schema_errors:
         return problems + schema_errors
