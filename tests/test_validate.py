@@ -233,3 +233,44 @@ def test_worker_processes_report_what_one_process_reports(dataset: Path) -> None
     together = validate(dataset, jobs=2)
     assert together == alone
     assert sum(p.code == "KV402" for p in together.problems) == 7
+
+
+def test_ids_that_differ_only_in_case_clash_in_a_one_file_run(dataset: Path) -> None:
+    # Seed.yaml and seed.yaml are one file on macOS and Windows checkouts.
+    twin = dataset / SEED.with_name("VLLM-qwen38-27b-apc-150k-rtx5090.yaml")
+    twin.write_text((dataset / SEED).read_text())
+    for changed, other in (
+        (twin, SEED.as_posix()),
+        (dataset / SEED, "records/kv-efficiency/VLLM-"),
+    ):
+        problems = validate(dataset, [changed]).problems
+        clashes = [p.message for p in problems if p.code == "KV202"]
+        assert len(clashes) == 1 and other in clashes[0], clashes
+
+
+def test_model_files_with_one_id_in_two_suffixes_clash(dataset: Path) -> None:
+    (dataset / "models/qwen3-8-27b.yml").write_text((dataset / MODEL).read_text())
+    problems = validate(dataset).problems
+    assert ("KV202", "models/qwen3-8-27b.yml") in {(p.code, p.path) for p in problems}
+
+
+def test_a_changed_record_is_checked_without_listing_every_record(
+    dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import kvrecords.validate
+
+    listed: list[str] = []
+    discover = kvrecords.validate.discover
+
+    def recording(root: Path, kind: str) -> object:
+        listed.append(kind)
+        return discover(root, kind)
+
+    monkeypatch.setattr(kvrecords.validate, "discover", recording)
+    edit(dataset / SEED, "speedup: 23x", "speedup: 24x")
+    problems = validate(dataset, [dataset / SEED]).problems
+    assert [p.code for p in problems] == ["KV402"]
+    assert "record" not in listed
+    listed.clear()
+    validate(dataset, [dataset / MODEL])  # a model change re-checks the records naming it
+    assert "record" in listed

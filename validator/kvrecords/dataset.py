@@ -87,6 +87,54 @@ def discover(root: Path, kind: str) -> list[DatasetFile]:
     return sorted(found, key=lambda f: f.display)
 
 
+class IdClaims:
+    """Which files claim an id, compared case-insensitively (two such files clash on macOS and
+    Windows checkouts).
+
+    A file claims the id its path gives; KV201 ties the id it states to that. Only the folders
+    along an id's path are listed, each once, so a pre-commit run over one record of a large
+    dataset lists one folder instead of walking the tree.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        # folder -> (subfolders by case-folded name, YAML files by case-folded id part)
+        self._listings: dict[Path, tuple[dict[str, list[str]], dict[str, list[str]]]] = {}
+
+    def claimants(self, kind: str, dataset_id: str) -> list[str]:
+        """Display paths of the files of ``kind`` whose path gives ``dataset_id``, in any case."""
+        *folder_names, name = dataset_id.casefold().split("/")
+        if folder_names and kind != "record":
+            return []  # models and hardware are flat
+        folders = [self.root / _FOLDERS[kind]]
+        for folder_name in folder_names:
+            folders = [f / sub for f in folders for sub in self._listing(f)[0].get(folder_name, [])]
+        return sorted(
+            (folder / file_name).relative_to(self.root).as_posix()
+            for folder in folders
+            for file_name in self._listing(folder)[1].get(name, [])
+        )
+
+    def _listing(self, folder: Path) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        if folder not in self._listings:
+            subfolders: dict[str, list[str]] = {}
+            files: dict[str, list[str]] = {}
+            try:
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        # as discover() sees them: symlinked folders are not entered
+                        if entry.is_dir():
+                            if not entry.is_symlink():
+                                subfolders.setdefault(entry.name.casefold(), []).append(entry.name)
+                        elif entry.name.endswith(YAML_SUFFIXES):
+                            file_id = entry.name.rsplit(".", 1)[0].casefold()
+                            files.setdefault(file_id, []).append(entry.name)
+            except OSError:
+                pass  # a missing or unreadable folder holds no claims
+            self._listings[folder] = (subfolders, files)
+        return self._listings[folder]
+
+
 def model_file(root: Path, model_id: str) -> Path:
     return root / MODELS_DIR / f"{model_id}.yaml"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kvrecords.dataset import SCHEMA_DIR, DatasetFile, escapes_root
+from kvrecords.dataset import SCHEMA_DIR, DatasetFile, IdClaims, escapes_root
 from kvrecords.document import Document, read_document
 from kvrecords.problems import Problem
 
@@ -47,7 +47,7 @@ def modeline_problems(root: Path, document: Document, dataset_file: DatasetFile)
 
 
 def identity_problems(
-    document: Document, dataset_file: DatasetFile, ids: dict[str, list[str]]
+    document: Document, dataset_file: DatasetFile, claims: IdClaims
 ) -> list[Problem]:
     """KV201 (id matches path) and KV202 (no other file claims the same id)."""
     stated = document.data.get("id")
@@ -57,12 +57,13 @@ def identity_problems(
     if stated != dataset_file.expected_id:
         message = f"id {stated!r} does not match the path; it must be {dataset_file.expected_id!r}"
         problems.append(document.problem("KV201", ("id",), message))
-    others = {stated.casefold(), dataset_file.expected_id.casefold()}
     clashes = sorted(
-        other
-        for key in others
-        for other in ids.get(f"{dataset_file.kind}:{key}", [])
-        if other != dataset_file.display
+        {
+            other
+            for claimed in (stated, dataset_file.expected_id)
+            for other in claims.claimants(dataset_file.kind, claimed)
+            if other != dataset_file.display
+        }
     )
     if clashes:
         message = f"id {stated!r} is also claimed by {', '.join(clashes)} (ids compare case-insensitively)"

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from kvrecords.dataset import HARDWARE_DIR, SCHEMA_DIR, DatasetFile
+from kvrecords.dataset import HARDWARE_DIR, SCHEMA_DIR, DatasetFile, IdClaims
 from kvrecords.document import Document
 from kvrecords.file_checks import identity_problems, modeline_problems, read_dataset_file
 from kvrecords.problems import Problem
@@ -164,8 +164,9 @@ class HardwareState:
 class HardwareCatalog:
     """hardware/<id>.yaml files of one dataset, each read and checked once, on first use."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, claims: IdClaims | None = None) -> None:
         self.root = root
+        self.claims = claims or IdClaims(root)
         self._states: dict[str, HardwareState | None] = {}
 
     def path(self, hardware_id: str) -> Path:
@@ -197,7 +198,7 @@ class HardwareCatalog:
         schema_errors = schema_problems(document, "hardware", self.root / SCHEMA_DIR)
         if schema_errors:
             return HardwareState(display, None, problems + schema_errors)
-        identity = identity_problems(document, hardware_file, {})
+        identity = identity_problems(document, hardware_file, self.claims)
         if identity:  # a file that claims another id must not stand in for this one
             return HardwareState(display, None, problems + identity)
         return HardwareState(display, hardware_from_data(document.data), problems)

@@ -6,9 +6,10 @@ record whose model is broken skips its arithmetic. Every other file still runs.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from kvrecords.dataset import (
     SCHEMA_DIR,
     DatasetFile,
+    IdClaims,
     classify,
     discover,
     model_file,
@@ -70,25 +72,26 @@ CHUNK_SIZE = 100
 class _Checker:
     """Checks files of one dataset, reading each model and hardware file once."""
 
-    def __init__(
-        self, root: Path, models: dict[str, DatasetFile], ids: dict[str, list[str]]
-    ) -> None:
+    def __init__(self, root: Path, models: dict[str, DatasetFile]) -> None:
         self.root = root
         self.models = models
-        self.ids = ids
         self.model_states: dict[str, ModelState] = {}
-        self.hardware = HardwareCatalog(root)  # hardware/<id>.yaml, read once each, on first use
+        self.claims = IdClaims(root)
+        # hardware/<id>.yaml, read once each, on first use
+        self.hardware = HardwareCatalog(root, self.claims)
 
     def model_state(self, model_id: str) -> ModelState | None:
         if model_id not in self.model_states and model_id in self.models:
-            self.model_states[model_id] = check_model_file(self.root, self.models[model_id])
+            self.model_states[model_id] = check_model_file(
+                self.root, self.models[model_id], self.claims
+            )
         return self.model_states.get(model_id)
 
     def records(self, records: Sequence[DatasetFile]) -> list[Problem]:
         problems: list[Problem] = []
         for record in records:
             problems += check_record_file(
-                self.root, record, self.model_state, self.ids, self.hardware
+                self.root, record, self.model_state, self.claims, self.hardware
             )
         return problems
 
@@ -96,9 +99,9 @@ class _Checker:
 _worker: _Checker | None = None
 
 
-def _start_worker(root: Path, models: dict[str, DatasetFile], ids: dict[str, list[str]]) -> None:
+def _start_worker(root: Path, models: dict[str, DatasetFile]) -> None:
     global _worker
-    _worker = _Checker(root, models, ids)
+    _worker = _Checker(root, models)
 
 
 def _check_in_worker(records: list[DatasetFile]) -> list[Problem]:
@@ -114,11 +117,10 @@ def validate(
     ``jobs``: worker processes for the records; by default every core once there are enough
     records to pay for starting them.
     """
-    records = discover(root, "record")
     models = {f.expected_id: f for f in discover(root, "model")}
     hardware_ids = [f.expected_id for f in discover(root, "hardware")]
-    selection = _select(root, paths, records, models, hardware_ids)
-    checker = _Checker(root, models, _id_index(records, models.values()))
+    selection = _select(root, paths, models, hardware_ids)
+    checker = _Checker(root, models)
     problems: list[Problem] = []
     for model_id in selection.model_ids:
         state = checker.model_state(model_id)
@@ -152,7 +154,7 @@ def _in_workers(checker: _Checker, records: list[DatasetFile], jobs: int) -> lis
         jobs,
         mp_context=context,
         initializer=_start_worker,
-        initargs=(checker.root, checker.models, checker.ids),
+        initargs=(checker.root, checker.models),
     ) as pool:
         return [problem for chunk in pool.map(_check_in_worker, chunks) for problem in chunk]
 
@@ -160,26 +162,31 @@ def _in_workers(checker: _Checker, records: list[DatasetFile], jobs: int) -> lis
 def _select(
     root: Path,
     paths: Sequence[Path] | None,
-    records: list[DatasetFile],
     models: dict[str, DatasetFile],
     hardware_ids: list[str],
 ) -> Selection:
-    """What to check: the given files and everything that depends on them."""
-    everything = Selection(records, sorted(models), sorted(hardware_ids))
+    """What to check: the given files and everything that depends on them.
+
+    Records are listed only when the selection needs them all (a whole run, a folder, a model
+    or hardware file and the records naming it); changed records alone are taken as given.
+    """
+    all_records = functools.cache(functools.partial(discover, root, "record"))
     if not paths:
-        return everything
+        return Selection(all_records(), sorted(models), sorted(hardware_ids))
+    given_records: dict[str, DatasetFile] = {}
     record_displays: set[str] = set()
     model_ids: set[str] = set()
     selected_hardware: set[str] = set()
     for given in paths:
         absolute = given if given.is_absolute() else Path.cwd() / given
         if absolute.is_dir():
-            inside = [f for f in [*records, *models.values()] if _is_under(f.path, absolute)]
+            inside = [f for f in [*all_records(), *models.values()] if _is_under(f.path, absolute)]
             record_displays |= {f.display for f in inside if f.kind == "record"}
             model_ids |= {f.expected_id for f in inside if f.kind == "model"}
             continue
         if absolute.name.endswith(".schema.json") and absolute.parent.name == SCHEMA_DIR:
-            return everything  # a schema change re-checks everything
+            # a schema change re-checks everything
+            return Selection(all_records(), sorted(models), sorted(hardware_ids))
         dataset_file = classify(root, absolute)
         if dataset_file is None:
             if not absolute.exists():
@@ -188,23 +195,25 @@ def _select(
         if dataset_file.kind == "record":
             if not absolute.exists() and not absolute.is_symlink():
                 raise UsageError(f"{given}: no such file")
-            record_displays.add(dataset_file.display)
+            given_records[dataset_file.display] = dataset_file
         elif dataset_file.kind == "model":
             model_id = dataset_file.expected_id
             if model_id in models:
                 model_ids.add(model_id)
             record_displays |= {
-                r.display for r in records if _mentions(r.path, _MODEL_LINE, model_id)
+                r.display for r in all_records() if _mentions(r.path, _MODEL_LINE, model_id)
             }
         else:
             hardware_id = dataset_file.expected_id
             if hardware_id in hardware_ids:
                 selected_hardware.add(hardware_id)
             record_displays |= {
-                r.display for r in records if _mentions(r.path, _ACCELERATOR, hardware_id)
+                r.display for r in all_records() if _mentions(r.path, _ACCELERATOR, hardware_id)
             }
+    if record_displays:
+        given_records |= {r.display: r for r in all_records() if r.display in record_displays}
     return Selection(
-        [r for r in records if r.display in record_displays],
+        [given_records[display] for display in sorted(given_records)],
         sorted(model_ids),
         sorted(selected_hardware),
     )
@@ -233,18 +242,9 @@ def _mentions(record_path: Path, pattern: str, dependency_id: str) -> bool:
     return re.search(pattern.format(id=re.escape(dependency_id)), text, re.MULTILINE) is not None
 
 
-def _id_index(
-    records: Iterable[DatasetFile], models: Iterable[DatasetFile]
-) -> dict[str, list[str]]:
-    """Case-folded id -> the files that claim it (from their paths; KV201 ties ids to paths)."""
-    index: dict[str, list[str]] = {}
-    for dataset_file in [*records, *models]:
-        key = f"{dataset_file.kind}:{dataset_file.expected_id.casefold()}"
-        index.setdefault(key, []).append(dataset_file.display)
-    return index
-
-
-def check_model_file(root: Path, dataset_file: DatasetFile) -> ModelState:
+def check_model_file(
+    root: Path, dataset_file: DatasetFile, claims: IdClaims | None = None
+) -> ModelState:
     document = read_dataset_file(root, dataset_file)
     if not isinstance(document, Document):
         return ModelState(dataset_file, None, document)
@@ -252,7 +252,7 @@ def check_model_file(root: Path, dataset_file: DatasetFile) -> ModelState:
     schema_errors = schema_problems(document, "model", root / SCHEMA_DIR)
     if schema_errors:
         return ModelState(dataset_file, None, problems + schema_errors)
-    problems += identity_problems(document, dataset_file, {})
+    problems += identity_problems(document, dataset_file, claims or IdClaims(root))
     problems += null_reason_problems(document, "unknown")
     data = document.data
     total = sum(group["layers"] for group in data["layer_groups"])
@@ -267,14 +267,14 @@ def check_record_file(
     root: Path,
     dataset_file: DatasetFile,
     state_of: Any,
-    ids: dict[str, list[str]],
+    claims: IdClaims,
     hardware: HardwareCatalog | None = None,
 ) -> list[Problem]:
     document = read_dataset_file(root, dataset_file)
     if not isinstance(document, Document):
         return document
     problems = modeline_problems(root, document, dataset_file)
-    problems += identity_problems(document, dataset_file, ids)
+    problems += identity_problems(document, dataset_file, claims)
     schema_errors = schema_problems(document, "record", root / SCHEMA_DIR)
     if schema_errors:
         return problems + schema_errors
