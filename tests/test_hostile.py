@@ -182,3 +182,16 @@ def test_no_eval_exec_or_unsafe_loaders_in_the_package() -> None:
 def test_parse_document_never_constructs_objects() -> None:
     document = parse_document(b"a: !!python/object/new:os.system [echo]\n", "x.yaml")
     assert isinstance(document, list) and document[0].code == "KV004"
+
+
+def test_file_names_with_line_breaks_do_not_confuse_the_id_check(dataset: Path) -> None:
+    odd = dataset / "records/kv-efficiency/two\nlines.yaml"
+    odd.write_text((dataset / SEED).read_text())
+    twin = dataset / "records/kv-efficiency/Two\nLines.yml"
+    twin.write_text((dataset / SEED).read_text())
+    problems = validate(dataset, [odd, dataset / SEED]).problems
+    clashes = {p.path: p.message for p in problems if p.code == "KV202"}
+    assert set(clashes) == {"records/kv-efficiency/two\nlines.yaml"}
+    # claimed by the seed (the id it states) and by its case twin (the id its path gives)
+    assert SEED.as_posix() in clashes["records/kv-efficiency/two\nlines.yaml"]
+    assert "Two\nLines.yml" in clashes["records/kv-efficiency/two\nlines.yaml"]

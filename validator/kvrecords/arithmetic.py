@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from fractions import Fraction
+from typing import NamedTuple
 
-from kvrecords.geometry import Attention, LeafGroup, Model, TokenElements
+from kvrecords.geometry import Attention, LeafGroup, Model, StateGroup, TokenElements
 from kvrecords.units import format_exact
 
 VALUE_BITS: dict[str, int] = {
@@ -50,8 +50,7 @@ _DTYPE_RE = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class ElementType:
+class ElementType(NamedTuple):
     """How one cached value is stored, with the scale overhead its quantization carries."""
 
     name: str
@@ -107,8 +106,7 @@ LAYER_BASIS_MEANING = {
 }
 
 
-@dataclass(frozen=True)
-class GroupCost:
+class GroupCost(NamedTuple):
     """One leaf group's share of the cache, at one context."""
 
     group: LeafGroup
@@ -125,8 +123,7 @@ class GroupCost:
         return self.bytes_per_token * self.tokens_held
 
 
-@dataclass(frozen=True)
-class KvReport:
+class KvReport(NamedTuple):
     """The KV arithmetic of one model for one element type, context and layer basis."""
 
     model: Model
@@ -135,19 +132,10 @@ class KvReport:
     context_tokens: int
     layers_counted: str
     groups: tuple[GroupCost, ...]
-
-    @functools.cached_property
-    def bytes_per_token(self) -> Fraction | None:
-        """Bytes each new token adds while every layer still grows (no window reached)."""
-        return _total(cost.bytes_per_token for cost in self.groups)
-
-    @functools.cached_property
-    def kv_bytes_at_context(self) -> Fraction | None:
-        return _total(cost.kv_bytes for cost in self.groups)
-
-    @functools.cached_property
-    def fixed_state_bytes(self) -> Fraction | None:
-        return _total(cost.state_bytes for cost in self.groups)
+    # the groups' totals; None when any group's is unknown
+    bytes_per_token: Fraction | None  # while every layer still grows (no window reached)
+    kv_bytes_at_context: Fraction | None
+    fixed_state_bytes: Fraction | None
 
     def formula(self) -> str:
         """The per-token arithmetic of every group that caches tokens, with the total."""
@@ -225,7 +213,7 @@ def _token_formula(group: LeafGroup, dtype: ElementType, per_token: Fraction | N
 
 
 def _state_formula(group: LeafGroup, state_dtype: ElementType, state: Fraction | None) -> str:
-    if not hasattr(group, "state_formula"):
+    if not isinstance(group, StateGroup):
         return ""
     shape = group.state_formula()
     result = "unknown" if state is None else f"{format_exact(state)} B"
@@ -251,9 +239,19 @@ def kv_report(
     groups = list(counted_groups(model, layers_counted))
     if layers_counted == "full_attention":
         # The state layers still hold their state even when only attention is counted.
-        groups += [g for g in model.leaf_groups() if hasattr(g, "state_formula")]
+        groups += [g for g in model.leaf_groups() if isinstance(g, StateGroup)]
     costs = tuple(group_cost(g, dtype, state_type, context_tokens) for g in groups)
-    return KvReport(model, dtype, state_type, context_tokens, layers_counted, costs)
+    return KvReport(
+        model,
+        dtype,
+        state_type,
+        context_tokens,
+        layers_counted,
+        costs,
+        bytes_per_token=_total(cost.bytes_per_token for cost in costs),
+        kv_bytes_at_context=_total(cost.kv_bytes for cost in costs),
+        fixed_state_bytes=_total(cost.state_bytes for cost in costs),
+    )
 
 
 def default_state_dtype(model: Model) -> ElementType:

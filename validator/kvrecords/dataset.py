@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 RECORDS_DIR = "records"
 MODELS_DIR = "models"
@@ -25,8 +25,7 @@ def find_root(start: Path) -> Path | None:
     return None
 
 
-@dataclass(frozen=True)
-class DatasetFile:
+class DatasetFile(NamedTuple):
     """One file of the dataset, by kind, with the path shown in messages (relative to the root)."""
 
     kind: str  # "record", "model" or "hardware"
@@ -98,8 +97,7 @@ class IdClaims:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        # folder -> (subfolders by case-folded name, YAML files by case-folded id part)
-        self._listings: dict[Path, tuple[dict[str, list[str]], dict[str, list[str]]]] = {}
+        self._listings: dict[Path, dict[str, list[str]]] = {}
 
     def claimants(self, kind: str, dataset_id: str) -> list[str]:
         """Display paths of the files of ``kind`` whose path gives ``dataset_id``, in any case."""
@@ -107,31 +105,34 @@ class IdClaims:
         if folder_names and kind != "record":
             return []  # models and hardware are flat
         folders = [self.root / _FOLDERS[kind]]
-        for folder_name in folder_names:
-            folders = [f / sub for f in folders for sub in self._listing(f)[0].get(folder_name, [])]
+        for folder_name in folder_names:  # as discover() walks: symlinked folders not entered
+            folders = [
+                folder / entry
+                for folder in folders
+                for entry in self._entries(folder).get(folder_name, [])
+                if (folder / entry).is_dir() and not (folder / entry).is_symlink()
+            ]
         return sorted(
-            (folder / file_name).relative_to(self.root).as_posix()
+            (folder / entry).relative_to(self.root).as_posix()
             for folder in folders
-            for file_name in self._listing(folder)[1].get(name, [])
+            for suffix in YAML_SUFFIXES
+            for entry in self._entries(folder).get(name + suffix, [])
+            if entry.endswith(YAML_SUFFIXES) and not (folder / entry).is_dir()
         )
 
-    def _listing(self, folder: Path) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    def _entries(self, folder: Path) -> dict[str, list[str]]:
+        """The folder's entry names by their case-folded form, listed once."""
         if folder not in self._listings:
-            subfolders: dict[str, list[str]] = {}
-            files: dict[str, list[str]] = {}
             try:
-                with os.scandir(folder) as entries:
-                    for entry in entries:
-                        # as discover() sees them: symlinked folders are not entered
-                        if entry.is_dir():
-                            if not entry.is_symlink():
-                                subfolders.setdefault(entry.name.casefold(), []).append(entry.name)
-                        elif entry.name.endswith(YAML_SUFFIXES):
-                            file_id = entry.name.rsplit(".", 1)[0].casefold()
-                            files.setdefault(file_id, []).append(entry.name)
+                names = os.listdir(folder)
             except OSError:
-                pass  # a missing or unreadable folder holds no claims
-            self._listings[folder] = (subfolders, files)
+                names = []  # a missing or unreadable folder holds no claims
+            # one casefold call for the whole folder; no file name holds a NUL
+            folded = "\0".join(names).casefold().split("\0") if names else []
+            entries: dict[str, list[str]] = {}
+            for entry, key in zip(names, folded, strict=True):
+                entries.setdefault(key, []).append(entry)
+            self._listings[folder] = entries
         return self._listings[folder]
 
 

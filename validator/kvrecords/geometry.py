@@ -9,12 +9,12 @@ from it is ``None`` too, never a guess.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class TokenElements:
+class TokenElements(NamedTuple):
     """Elements one layer caches per token, and the head vectors they form."""
 
     elements: int
@@ -35,8 +35,7 @@ def _product(*factors: int | None) -> int | None:
     return result
 
 
-@dataclass(frozen=True)
-class Attention:
+class Attention(NamedTuple):
     """Full attention (MHA, GQA, MQA), or sliding-window attention when ``window`` is set."""
 
     layers: int
@@ -65,15 +64,17 @@ class Attention:
         return f"{_shown(self.kv_heads)} kv heads x ({_shown(self.head_dim)} + {_shown(self.value_dim)})"
 
 
-@dataclass(frozen=True)
-class MultiHeadLatent:
+class MultiHeadLatent(NamedTuple):
     """MLA (DeepSeek-V2/V3, Kimi K2): one compressed latent plus one shared rope key per token."""
 
     layers: int
     kv_lora_rank: int | None
     qk_rope_head_dim: int | None
     window: None = None
-    kind = "mla"
+
+    @property
+    def kind(self) -> str:
+        return "mla"
 
     def token_elements(self) -> TokenElements | None:
         if self.kv_lora_rank is None or self.qk_rope_head_dim is None:
@@ -87,8 +88,7 @@ class MultiHeadLatent:
         return f"({_shown(self.kv_lora_rank)} + {_shown(self.qk_rope_head_dim)})"
 
 
-@dataclass(frozen=True)
-class GatedDeltaNet:
+class GatedDeltaNet(NamedTuple):
     """Linear attention with a recurrent state (Gated DeltaNet): no per-token cache."""
 
     layers: int
@@ -98,7 +98,10 @@ class GatedDeltaNet:
     key_head_dim: int | None
     value_head_dim: int | None
     window: None = None
-    kind = "linear_attention"
+
+    @property
+    def kind(self) -> str:
+        return "linear_attention"
 
     def token_elements(self) -> TokenElements | None:
         return TokenElements(0, 0)
@@ -127,8 +130,7 @@ class GatedDeltaNet:
         )
 
 
-@dataclass(frozen=True)
-class Mamba1:
+class Mamba1(NamedTuple):
     """Mamba-1 selective SSM: conv state (K-1) x d_inner plus SSM state d_inner x d_state."""
 
     layers: int
@@ -136,7 +138,10 @@ class Mamba1:
     d_state: int | None
     conv_kernel: int | None
     window: None = None
-    kind = "mamba1"
+
+    @property
+    def kind(self) -> str:
+        return "mamba1"
 
     def token_elements(self) -> TokenElements | None:
         return TokenElements(0, 0)
@@ -153,8 +158,7 @@ class Mamba1:
         )
 
 
-@dataclass(frozen=True)
-class Mamba2:
+class Mamba2(NamedTuple):
     """Mamba-2 SSD: conv over x, B and C plus an SSM state of heads x head_dim x d_state."""
 
     layers: int
@@ -164,7 +168,10 @@ class Mamba2:
     d_state: int | None
     conv_kernel: int | None
     window: None = None
-    kind = "mamba2"
+
+    @property
+    def kind(self) -> str:
+        return "mamba2"
 
     def token_elements(self) -> TokenElements | None:
         return TokenElements(0, 0)
@@ -185,14 +192,16 @@ class Mamba2:
         )
 
 
-@dataclass(frozen=True)
-class SharedCache:
+class SharedCache(NamedTuple):
     """Layers that read another layer's cache and store nothing of their own."""
 
     layers: int
     shares_from: str
     window: None = None
-    kind = "shared"
+
+    @property
+    def kind(self) -> str:
+        return "shared"
 
     def token_elements(self) -> TokenElements | None:
         return TokenElements(0, 0)
@@ -201,13 +210,15 @@ class SharedCache:
         return 0
 
 
-@dataclass(frozen=True)
-class NoCache:
+class NoCache(NamedTuple):
     """Layers with no token mixer (MLP-only blocks): nothing cached."""
 
     layers: int
     window: None = None
-    kind = "none"
+
+    @property
+    def kind(self) -> str:
+        return "none"
 
     def token_elements(self) -> TokenElements | None:
         return TokenElements(0, 0)
@@ -217,22 +228,24 @@ class NoCache:
 
 
 LeafGroup = Attention | MultiHeadLatent | GatedDeltaNet | Mamba1 | Mamba2 | SharedCache | NoCache
+StateGroup = GatedDeltaNet | Mamba1 | Mamba2  # a fixed per-sequence state, no tokens
 
 
-@dataclass(frozen=True)
-class Parallel:
+class Parallel(NamedTuple):
     """Layers that run several mixers side by side (Falcon-H1: attention and Mamba-2 in each)."""
 
     layers: int
     mixers: tuple[LeafGroup, ...]
-    kind = "parallel"
+
+    @property
+    def kind(self) -> str:
+        return "parallel"
 
 
 LayerGroup = LeafGroup | Parallel
 
 
-@dataclass(frozen=True)
-class ParameterCount:
+class ParameterCount(NamedTuple):
     """Parameter counts in billions as the model file states them (None: not stated)."""
 
     total_billions: Fraction | None
@@ -248,16 +261,20 @@ class ParameterCount:
 _FROM_NAME = re.compile(r"\bfrom (?:the )?(?:model(?:'s)? )?name\b", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Model:
-    """A model's cache geometry. ``dtype`` is the weights' dtype, the default for state."""
+    """A model's cache geometry. ``dtype`` is the weights' dtype, the default for state.
+
+    Compared by identity: ``kv_report`` caches on the model object, and the layer groups are
+    tuples, which would compare equal across kinds with equal numbers.
+    """
 
     id: str
     name: str
     num_layers: int
     groups: tuple[LayerGroup, ...]
     dtype: str | None = None
-    unknown: tuple[str, ...] = field(default=())
+    unknown: tuple[str, ...] = ()
     parameters: ParameterCount | None = None  # for the hardware checks; None: not stated
 
     def leaf_groups(self) -> tuple[LeafGroup, ...]:

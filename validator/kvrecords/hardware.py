@@ -13,12 +13,11 @@ lenient reading of the catalog.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from kvrecords.dataset import HARDWARE_DIR, SCHEMA_DIR, DatasetFile, IdClaims
 from kvrecords.document import Document
@@ -43,8 +42,7 @@ INT8_KEY = "int8_dense_tops"
 _CONFIDENCE_KEY = {"bf16": "bf16", "fp16": "bf16", "fp8": "fp8", "fp4": "fp4", "int8": "compute"}
 
 
-@dataclass(frozen=True)
-class Peak:
+class Peak(NamedTuple):
     """One compute type's dense peak, and where in the file it was read."""
 
     flops_per_s: Fraction
@@ -52,8 +50,7 @@ class Peak:
     confidence: str  # high | medium | low
 
 
-@dataclass(frozen=True)
-class Hardware:
+class Hardware(NamedTuple):
     """One accelerator, per device, in exact bytes, bytes/s and FLOP/s."""
 
     id: str
@@ -65,7 +62,7 @@ class Hardware:
     bandwidth_bytes_per_s: Fraction | None
     bandwidth_figure: str
     bandwidth_confidence: str
-    peaks: Mapping[str, Peak] = field(default_factory=lambda: MappingProxyType({}), hash=False)
+    peaks: Mapping[str, Peak] = MappingProxyType({})
     unified: bool = False
 
     @property
@@ -152,8 +149,7 @@ def hardware_from_data(data: dict[str, Any]) -> Hardware:
     )
 
 
-@dataclass
-class HardwareState:
+class HardwareState(NamedTuple):
     """A hardware file once read: its figures when sound, and its own problems."""
 
     display: str

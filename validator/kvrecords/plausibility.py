@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 from kvrecords.arithmetic import kv_report, parse_element_type
 from kvrecords.document import JsonPath
@@ -58,8 +58,7 @@ _DRAFT_TOKENS = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class HardwareIndex:
+class HardwareIndex(NamedTuple):
     """The hardware files a record names, already read: the checks themselves do no I/O."""
 
     states: Mapping[str, HardwareState | None]  # None: no such file
@@ -72,8 +71,7 @@ class HardwareIndex:
 # ---- evaluations ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Evaluation:
+class Evaluation(NamedTuple):
     """One comparison of a figure with its physical limit, or why it could not be made."""
 
     code: str
@@ -146,8 +144,7 @@ def rate(value: Fraction) -> str:
 # ---- inputs ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Weights:
+class Weights(NamedTuple):
     """The weight format a record runs, with the assumption behind it when not stated."""
 
     format: WeightFormat
@@ -168,8 +165,7 @@ def record_weights(stated: str | None, *, stated_flag: bool = True) -> Weights:
     return Weights(found, None)
 
 
-@dataclass(frozen=True)
-class KvPerSequence:
+class KvPerSequence(NamedTuple):
     """Cache bytes one sequence holds at the record's context (KV plus fixed state)."""
 
     bytes: Fraction
@@ -534,7 +530,7 @@ def evaluate_prefill(ctx: RecordContext, setup: Setup) -> list[Evaluation]:
         path, ttft_ms = ttft
         value = Fraction(context * 1000) / ttft_ms
         subject = f"{context:,} tokens / {format_exact(ttft_ms / 1000)} s = {rate(value)}"
-        evaluations.append(_prefill_one(ctx, setup, replace(base, path=path), value, subject))
+        evaluations.append(_prefill_one(ctx, setup, base._replace(path=path), value, subject))
     measured_path: JsonPath = ("results", "prefill_tokens_per_s")
     measured = _number(_get(ctx.data, *measured_path), lenient_high=False)
     base = Evaluation("KV703", "prefill results.prefill_tokens_per_s", measured_path)

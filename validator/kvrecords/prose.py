@@ -10,8 +10,8 @@ code.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from fractions import Fraction
+from typing import NamedTuple
 
 from kvrecords.units import BYTE_UNITS, Written
 
@@ -33,8 +33,7 @@ _NUMBER_RE = re.compile(_NUMBER)
 _OPERATOR_RE = re.compile(_OPERATOR)
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(NamedTuple):
     """One arithmetic claim found in prose."""
 
     text: str

@@ -7,10 +7,9 @@ with what the geometry gives and say so with the recomputation in the message.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 from kvrecords.arithmetic import KvReport, kv_report, parse_element_type
 from kvrecords.document import Document, JsonPath, dotted
@@ -36,8 +35,7 @@ _SWAPPED_UNIT.update(
 )
 
 
-@dataclass
-class RecordContext:
+class RecordContext(NamedTuple):
     """A schema-valid record and the model it links (already checked)."""
 
     document: Document

@@ -9,7 +9,6 @@ record pages carry the validator's own recomputation (``explain_record``).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -827,15 +826,12 @@ def _leaf_label(leaf: LeafGroup) -> str:
 def _dims(leaf: LeafGroup) -> str:
     skip = {"layers", "window"} if leaf.kind != "sliding_window" else {"layers"}
     parts = []
-    for item in dataclasses.fields(leaf):
-        if item.name in skip:
+    for name, value in zip(leaf._fields, leaf, strict=True):
+        if name in skip:
             continue
-        value = getattr(leaf, item.name)
-        if item.name == "v_head_dim" and value is None:
+        if name in ("v_head_dim", "window") and value is None:
             continue
-        if item.name == "window" and value is None:
-            continue
-        parts.append(f"{item.name} {'?' if value is None else value}")
+        parts.append(f"{name} {'?' if value is None else value}")
     return ", ".join(parts) or "none"
 
 

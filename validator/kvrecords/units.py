@@ -8,9 +8,9 @@ the written digits. Integers carry zero decimals, so ``23x`` allows [22.5, 23.5)
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from typing import NamedTuple
 
 BYTE_UNITS: dict[str, int] = {
     "B": 1,
@@ -32,8 +32,7 @@ _BYTES_RE = re.compile(rf"^\s*({_NUMBER})\s*({'|'.join(BYTE_UNITS)})\s*$")
 _RATIO_RE = re.compile(rf"^\s*({_NUMBER})\s*[x×]\s*$")
 
 
-@dataclass(frozen=True)
-class Written:
+class Written(NamedTuple):
     """A number exactly as a contributor wrote it, so its precision survives."""
 
     text: str
@@ -65,8 +64,7 @@ def agrees(written: Written, exact: Fraction) -> bool:
     return bool(stated - half_step <= exact < stated + half_step)
 
 
-@dataclass(frozen=True)
-class ByteQuantity:
+class ByteQuantity(NamedTuple):
     """``9.16 GiB``: a written number and a byte unit."""
 
     number: Written

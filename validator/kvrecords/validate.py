@@ -10,9 +10,8 @@ import functools
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kvrecords.dataset import (
     SCHEMA_DIR,
@@ -36,17 +35,15 @@ PLACEHOLDER = "TODO"  # what kvrecords new writes where the contributor must wri
 MODEL_ID = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 
 
-@dataclass
-class ModelState:
+class ModelState(NamedTuple):
     """A model file once checked: its geometry when it is sound, and its own problems."""
 
     file: DatasetFile
     model: Model | None
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[Problem]
 
 
-@dataclass
-class Selection:
+class Selection(NamedTuple):
     """What one run checks: records, and the model and hardware files by id."""
 
     records: list[DatasetFile]
@@ -54,8 +51,7 @@ class Selection:
     hardware_ids: list[str]
 
 
-@dataclass
-class Outcome:
+class Outcome(NamedTuple):
     problems: list[Problem]
     files_checked: int
 

@@ -16,16 +16,15 @@ generous.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from fractions import Fraction
+from typing import NamedTuple
 
 SIXTEEN_BIT = ("bf16", "fp16")
 MAX_NAME = 200
 EVERY_COMPUTE_TYPE = ("bf16", "fp16", "fp8", "fp4", "int8")
 
 
-@dataclass(frozen=True)
-class WeightFormat:
+class WeightFormat(NamedTuple):
     """What a weight precision costs: bits per weight and the compute types it can run in."""
 
     name: str  # canonical name shown in messages
