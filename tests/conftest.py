@@ -31,7 +31,7 @@ def run_cli(
     environment = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
     environment.update(env or {})
     return subprocess.run(
-        [sys.executable, "-c", "from kvrecords.cli import main; main()", *args],
+        [sys.executable, "-c", "from kvrecords.entry import main; main()", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

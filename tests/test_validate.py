@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -274,3 +276,27 @@ def test_a_changed_record_is_checked_without_listing_every_record(
     listed.clear()
     validate(dataset, [dataset / MODEL])  # a model change re-checks the records naming it
     assert "record" in listed
+
+
+def test_pre_commits_call_skips_click_and_answers_as_the_full_command_line(dataset: Path) -> None:
+    edit(dataset / SEED, "speedup: 23x", "speedup: 24x")
+    for paths, code in (([str(SEED)], 1), ([], 1), (["records/kv-efficiency/gone.yaml"], 2)):
+        fast = run_cli("validate", *paths, cwd=dataset)
+        through_click = run_cli("validate", "--format", "text", *paths, cwd=dataset)
+        assert fast.returncode == through_click.returncode == code
+        assert (fast.stdout, fast.stderr) == (through_click.stdout, through_click.stderr)
+    # whether click was loaded, printed after the report
+    probe = (
+        "import sys\nfrom kvrecords.entry import main\n"
+        "try: main()\nfinally: print('click' in sys.modules)"
+    )
+    for options, click_loaded in (([], "False"), (["--strict"], "True")):
+        result = subprocess.run(
+            [sys.executable, "-c", probe, "validate", *options, str(SEED)],
+            cwd=dataset,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert "KV402" in result.stdout
+        assert result.stdout.splitlines()[-1] == click_loaded

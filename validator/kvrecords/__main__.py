@@ -1,5 +1,5 @@
 """``python -m kvrecords``: the same as the ``kvrecords`` command."""
 
-from kvrecords.cli import main
+from kvrecords.entry import main
 
 main()

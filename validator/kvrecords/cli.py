@@ -1,7 +1,6 @@
-"""The ``kvrecords`` command line: parse options, run, return an exit code.
+"""The ``kvrecords`` commands: parse options, run, return an exit code (see ``entry.py``).
 
-Exit codes: 0 clean, 1 problems found, 2 usage or internal error. Heavy modules are imported
-inside the commands so that ``kvrecords --help`` and a one-file pre-commit run stay fast.
+Heavy modules are imported inside the commands so that ``kvrecords --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -12,29 +11,17 @@ import os
 import sys
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import click
+
+from kvrecords.entry import dataset_root as _root
+from kvrecords.entry import fail as _fail
+from kvrecords.entry import run_validate
 
 FORMATS = ("text", "json", "github")
 # arithmetic.LAYER_BASES, repeated here so that the command line starts without the library
 LAYER_BASES = ("cache", "full_attention", "all_layers_as_full_attention")
-
-
-def _fail(message: str) -> NoReturn:
-    click.echo(f"kvrecords: {message}", err=True)
-    sys.exit(2)
-
-
-def _root(start: Path | None = None) -> Path:
-    from kvrecords.dataset import find_root
-
-    root = find_root(start or Path.cwd())
-    if root is None:
-        _fail(
-            f"{start or Path.cwd()} is not inside a dataset (no schema/record.schema.json and models/ above it)"
-        )
-    return root
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -72,20 +59,7 @@ def validate(paths: tuple[Path, ...], output_format: str | None, strict: bool) -
     With no PATHS, the whole dataset. With PATHS (as pre-commit passes them), those files and
     every record that depends on them: a changed model re-checks each record linking it.
     """
-    from kvrecords.reporters import REPORTERS
-    from kvrecords.validate import UsageError
-    from kvrecords.validate import validate as run
-
-    if output_format is None:
-        output_format = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
-    root = _root()
-    try:
-        outcome = run(root, list(paths) or None)
-    except UsageError as error:
-        _fail(str(error))
-    click.echo(REPORTERS[output_format](outcome.problems, outcome.files_checked))
-    failing = [p for p in outcome.problems if p.severity == "error" or strict]
-    sys.exit(1 if failing else 0)
+    sys.exit(run_validate(list(paths), output_format, strict))
 
 
 def _number(value: Fraction | None, *, round_up: bool = False) -> int | float | None:
@@ -517,17 +491,12 @@ def rules(markdown: bool) -> None:
         click.echo(f"{rule.code}  {rule.name:<22} {rule.summary}")
 
 
-def main() -> None:
-    """Entry point: any unexpected failure is exit 2 with a message, never a traceback."""
+def run_click() -> None:
+    """Every command line but pre-commit's plain ``validate FILE...`` (``entry.main``)."""
     try:
         cli(standalone_mode=False)
     except click.exceptions.Abort:
         sys.exit(2)
     except click.ClickException as error:
         error.show()
-        sys.exit(2)
-    except SystemExit:
-        raise
-    except Exception as error:
-        click.echo(f"kvrecords: internal error: {type(error).__name__}: {error}", err=True)
         sys.exit(2)
