@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, copy_dataset, run_cli
-from kvrecords.document import Document, read_document
+from kvrecords.document import Document, parse_document, read_document
 from kvrecords.explain import explain_record
 from kvrecords.geometry import Attention, Model
 from kvrecords.hardware import HardwareCatalog, hardware_from_data
@@ -268,7 +268,9 @@ def test_attention_flops_with_a_window() -> None:
     # full: 2 x 1 x 1 x (4 + 4) x 8/2 = 64
     # window: average attended = 4 x (2 x 8 - 4) / (2 x 8) = 3; 2 x 2 x 1 x 8 x 3 = 96
     model = Model("m", "M", 3, (Attention(1, 1, 4), Attention(2, 1, 4, window=4)))
-    ctx = RecordContext(Document("r.yaml", "", {}), model, "models/m")
+    document = parse_document(b"{}\n", "r.yaml")
+    assert isinstance(document, Document)
+    ctx = RecordContext(document, model, "models/m")
     flops, text = attention_flops_per_token(ctx, 8)
     assert flops == 64 + 96
     assert text.startswith("2 x 1 layers x 1 heads x (4 + 4) x 8/2")

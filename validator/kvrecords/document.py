@@ -14,9 +14,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kvrecords.problems import Problem
 
@@ -36,18 +35,17 @@ _INF = re.compile(r"^[-+]?\.(inf|Inf|INF)$")
 _NAN = re.compile(r"^\.(nan|NaN|NAN)$")
 
 
-@dataclass
-class Document:
+class Document(NamedTuple):
     """A parsed file: plain data plus, for every path into it, where it was written."""
 
     path: str
     text: str
     data: Any
-    value_positions: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
-    key_positions: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
-    written: dict[JsonPath, str] = field(default_factory=dict)
+    value_positions: dict[JsonPath, tuple[int, int]]
+    key_positions: dict[JsonPath, tuple[int, int]]
+    written: dict[JsonPath, str]  # every scalar's text as written
     # every scalar's value by path, in file order: the checks walk this, not the nested data
-    leaves: dict[JsonPath, Any] = field(default_factory=dict)
+    leaves: dict[JsonPath, Any]
 
     def locate(self, path: JsonPath, *, key: bool = False) -> tuple[int, int]:
         """1-based (line, column) of the value at ``path``, else its nearest written ancestor."""
@@ -139,13 +137,21 @@ def parse_document(raw: bytes, display_path: str) -> Document | list[Problem]:
             )
         ]
     try:
-        document = Document(display_path, text, None)
-        document.data = _Builder(document).build(_events(text))
-        return document
+        builder = _Builder()
+        data = builder.build(_events(text))
     except _Refused as refused:
         return [
             _file_problem(display_path, refused.code, refused.message, refused.line, refused.column)
         ]
+    return Document(
+        display_path,
+        text,
+        data,
+        builder.value_positions,
+        builder.key_positions,
+        builder.written,
+        builder.leaves,
+    )
 
 
 def _events(text: str) -> Iterator[Any]:
@@ -167,8 +173,11 @@ def _events(text: str) -> Iterator[Any]:
 class _Builder:
     """Turns the event stream into plain data, recording positions as it goes."""
 
-    def __init__(self, document: Document) -> None:
-        self.document = document
+    def __init__(self) -> None:
+        self.value_positions: dict[JsonPath, tuple[int, int]] = {}
+        self.key_positions: dict[JsonPath, tuple[int, int]] = {}
+        self.written: dict[JsonPath, str] = {}
+        self.leaves: dict[JsonPath, Any] = {}
 
     def build(self, events: Iterator[Any]) -> Any:
         roots: list[Any] = []
@@ -210,7 +219,7 @@ class _Builder:
         if depth > MAX_DEPTH:
             raise _Refused("KV007", event.start_mark, f"nesting deeper than {MAX_DEPTH} levels")
         position = (event.start_mark.line + 1, event.start_mark.column + 1)
-        self.document.value_positions[path] = position
+        self.value_positions[path] = position
         if name == "ScalarEvent":
             return self._scalar(event, path)
         if name == "SequenceStartEvent":
@@ -239,22 +248,22 @@ class _Builder:
             key = key_event.value
             key_position = (key_event.start_mark.line + 1, key_event.start_mark.column + 1)
             if key in mapping:
-                first = self.document.key_positions[(*path, key)]
+                first = self.key_positions[(*path, key)]
                 raise _Refused(
                     "KV002",
                     key_event.start_mark,
                     f"duplicate key {key!r} (first at line {first[0]}, column {first[1]})",
                 )
-            self.document.key_positions[(*path, key)] = key_position
+            self.key_positions[(*path, key)] = key_position
             mapping[key] = self._node(next(events), events, (*path, key), depth + 1)
         return mapping
 
     def _scalar(self, event: Any, path: JsonPath) -> Any:
         text: str = event.value
-        self.document.written[path] = text
+        self.written[path] = text
         # quoted or block scalars are strings
         value = text if event.style not in (None, "") else _resolve_plain(text, event.start_mark)
-        self.document.leaves[path] = value
+        self.leaves[path] = value
         return value
 
 

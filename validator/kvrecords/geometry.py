@@ -9,7 +9,6 @@ from it is ``None`` too, never a guess.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -261,21 +260,35 @@ class ParameterCount(NamedTuple):
 _FROM_NAME = re.compile(r"\bfrom (?:the )?(?:model(?:'s)? )?name\b", re.IGNORECASE)
 
 
-@dataclass(frozen=True, eq=False)
 class Model:
     """A model's cache geometry. ``dtype`` is the weights' dtype, the default for state.
 
-    Compared by identity: ``kv_report`` caches on the model object, and the layer groups are
-    tuples, which would compare equal across kinds with equal numbers.
+    A plain class, compared by identity: ``kv_report`` caches on the model object, and the
+    layer groups are tuples, which compare equal across kinds that have equal numbers.
     """
 
-    id: str
-    name: str
-    num_layers: int
-    groups: tuple[LayerGroup, ...]
-    dtype: str | None = None
-    unknown: tuple[str, ...] = ()
-    parameters: ParameterCount | None = None  # for the hardware checks; None: not stated
+    __slots__ = ("dtype", "groups", "id", "name", "num_layers", "parameters", "unknown")
+
+    def __init__(
+        self,
+        id: str,
+        name: str,
+        num_layers: int,
+        groups: tuple[LayerGroup, ...],
+        dtype: str | None = None,
+        unknown: tuple[str, ...] = (),
+        parameters: ParameterCount | None = None,  # for the hardware checks; None: not stated
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.num_layers = num_layers
+        self.groups = groups
+        self.dtype = dtype
+        self.unknown = unknown
+        self.parameters = parameters
+
+    def __repr__(self) -> str:
+        return f"Model({self.id!r}, {len(self.groups)} layer groups)"
 
     def leaf_groups(self) -> tuple[LeafGroup, ...]:
         """Every cache-holding unit; a parallel group's mixers each span its layers."""

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, NamedTuple
@@ -234,19 +233,18 @@ def _get(data: Any, *path: str | int) -> Any:
     return data
 
 
-@dataclass(frozen=True)
-class Setup:
+class Setup(NamedTuple):
     """What the checks take from the record, its model and its hardware, or why not."""
 
     hardware: Hardware | None
     hardware_missing: str | None
-    count: int | None
+    device_count: int | None
     parameters: ParameterCount | None
     weights: Weights
     kv: KvPerSequence
     concurrency: int | None
-    index: HardwareIndex  # every hardware file the record names (fit claims name their own)
-    assumptions_common: tuple[str, ...] = field(default=())
+    named_hardware: HardwareIndex  # every hardware file the record names (fit claims too)
+    assumptions_common: tuple[str, ...] = ()
 
 
 def setup_of(ctx: RecordContext, hardware: HardwareIndex) -> Setup:
@@ -261,12 +259,12 @@ def setup_of(ctx: RecordContext, hardware: HardwareIndex) -> Setup:
     return Setup(
         hardware=found,
         hardware_missing=missing,
-        count=stated.get("count"),
+        device_count=stated.get("count"),
         parameters=parameters,
         weights=record_weights(ctx.data["methodology"].get("weights_precision")),
         kv=kv_per_sequence(ctx),
         concurrency=ctx.data["methodology"].get("concurrency"),
-        index=hardware,
+        named_hardware=hardware,
         assumptions_common=tuple(common),
     )
 
@@ -296,7 +294,9 @@ def _billions(parameters: ParameterCount | None, which: str, model_display: str)
 
 
 def _count(setup: Setup) -> int | str:
-    return "methodology.hardware.count is null" if setup.count is None else setup.count
+    return (
+        "methodology.hardware.count is null" if setup.device_count is None else setup.device_count
+    )
 
 
 def _below_high(rating: str, what: str, hardware: Hardware) -> list[str]:
@@ -602,7 +602,7 @@ def _sci(value: Fraction) -> str:
 def evaluate_fit_claims(ctx: RecordContext, setup: Setup) -> list[Evaluation]:
     basis = ctx.data["kv_bytes_basis"]
     return [
-        _fit_claim(ctx, setup.index, index, claim)
+        _fit_claim(ctx, setup.named_hardware, index, claim)
         for index, claim in enumerate(basis.get("fit_claims", []))
     ]
 
@@ -705,11 +705,13 @@ def accelerator_links(data: dict[str, Any]) -> list[tuple[JsonPath, str]]:
 def check_hardware_links(ctx: RecordContext, setup: Setup) -> Iterator[Problem]:
     """KV705: every accelerator names a sound file in hardware/."""
     for path, accelerator in accelerator_links(ctx.data):
-        state = setup.index.get(accelerator)
+        state = setup.named_hardware.get(accelerator)
         if state is None:
             import difflib  # only for a broken link's "did you mean"
 
-            close = difflib.get_close_matches(accelerator[:100], setup.index.catalog_ids, n=3)
+            close = difflib.get_close_matches(
+                accelerator[:100], setup.named_hardware.catalog_ids, n=3
+            )
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             yield ctx.problem(
                 "KV705",

@@ -10,7 +10,6 @@ The text comes back in the canonical format (``format_text`` leaves it unchanged
 
 from __future__ import annotations
 
-import copy
 import difflib
 import io
 import re
@@ -182,8 +181,7 @@ def _check_schema(root: Path, text: str) -> None:
     """The scaffold satisfies the schema once rated (confidence is the one null it may not keep)."""
     document = parse_document(text.encode("utf-8"), "<scaffold>")
     assert isinstance(document, Document)  # format_text has just read it back
-    rated = copy.copy(document)
-    rated.data = {**document.data, "confidence": 0.5}
+    rated = document._replace(data={**document.data, "confidence": 0.5})
     problems = schema_problems(rated, "record", root / SCHEMA_DIR)
     if problems:
         raise ValueError("; ".join(p.message for p in problems))
