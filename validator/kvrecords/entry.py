@@ -47,13 +47,14 @@ def run_validate(paths: list[Path], output_format: str | None = None, strict: bo
     return 1 if failing else 0
 
 
-def dataset_root(start: Path | None = None) -> Path:
+def dataset_root() -> Path:
+    """The dataset the working folder is in (exit 2 outside one)."""
     from kvrecords.dataset import find_root
 
-    root = find_root(start or Path.cwd())
+    root = find_root(Path.cwd())
     if root is None:
         fail(
-            f"{start or Path.cwd()} is not inside a dataset (no schema/record.schema.json and models/ above it)"
+            f"{Path.cwd()} is not inside a dataset (no schema/record.schema.json and models/ above it)"
         )
     return root
 
