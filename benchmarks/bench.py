@@ -551,7 +551,7 @@ def report(result: dict[str, Any], cases: list[Case], per: list[dict[str, Any]])
 _CPROFILE_CHILD = r"""
 import cProfile, json, pstats, sys
 from pathlib import Path
-from kvrecords.validate import validate
+from kvrecords.runner.validate import validate
 
 def short(path):
     parts = Path(path).parts
@@ -625,8 +625,8 @@ def run_profile(kv_python: Path, dataset: Dataset) -> tuple[dict[str, Any], str]
     progress(f"profiling: -X importtime, and cProfile of validate() on N={dataset.n:,}")
     one = dataset.record_paths[len(dataset.record_paths) // 2]
     imports = {
-        "import kvrecords.cli": import_times(
-            kv_python, ["-c", "import kvrecords.cli"], dataset.root
+        "import kvrecords.cli.commands": import_times(
+            kv_python, ["-c", "import kvrecords.cli.commands"], dataset.root
         ),
         f"python -m kvrecords validate {one}": import_times(
             kv_python, ["-m", "kvrecords", "validate", one], dataset.root
@@ -646,7 +646,7 @@ def run_profile(kv_python: Path, dataset: Dataset) -> tuple[dict[str, Any], str]
     ):
         out += [
             "",
-            f"cProfile of kvrecords.validate.{title} in-process "
+            f"cProfile of kvrecords.runner.validate.{title} in-process "
             f"({profile['files_checked']} files checked, {profile['problems']} problems, "
             f"{profile['total_s']:.3f} s profiled)",
             f"top {count} by cumulative time",

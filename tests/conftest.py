@@ -31,7 +31,12 @@ def run_cli(
     environment = {k: v for k, v in os.environ.items() if k != "GITHUB_ACTIONS"}
     environment.update(env or {})
     return subprocess.run(
-        [sys.executable, "-c", "from kvrecords.entry import main; main()", *args],
+        [
+            sys.executable,
+            "-c",
+            "from kvrecords.cli.main import main; raise SystemExit(main())",
+            *args,
+        ],
         cwd=cwd,
         capture_output=True,
         text=True,

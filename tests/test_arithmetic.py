@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from kvrecords.arithmetic import kv_report, parse_element_type
-from kvrecords.geometry import Attention, Model
-from kvrecords.models import load_model_file
+from kvrecords.dataset.models import load_model_file
+from kvrecords.kv.arithmetic import kv_report, parse_element_type
+from kvrecords.kv.geometry import Attention, Model
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 BF16 = parse_element_type("bf16")
@@ -200,6 +200,7 @@ def test_aliases() -> None:
 
 
 def test_the_command_line_offers_every_layer_basis() -> None:
-    from kvrecords import arithmetic, cli
+    from kvrecords.cli import commands as cli
+    from kvrecords.kv import arithmetic
 
     assert cli.LAYER_BASES == arithmetic.LAYER_BASES

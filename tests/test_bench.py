@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import REPO
-from kvrecords.validate import validate
+from kvrecords.runner.validate import validate
 
 _spec = importlib.util.spec_from_file_location("bench", REPO / "benchmarks" / "bench.py")
 assert _spec is not None and _spec.loader is not None

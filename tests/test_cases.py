@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import copy_dataset
-from kvrecords import rules
-from kvrecords.validate import validate
+from kvrecords.checks import rules
+from kvrecords.runner.validate import validate
 
 CASES = Path(__file__).parent / "cases"
 SETUP_FILES = ("symlinks.txt", "also.txt")

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from conftest import REPO, run_cli
-from kvrecords.export import COLUMNS, rows, to_markdown
+from kvrecords.tools.export import COLUMNS, rows, to_markdown
 
 SEED_ID = "kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090"
 

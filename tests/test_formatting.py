@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from kvrecords import atomic, formatting
-from kvrecords.document import Document, parse_document
-from kvrecords.formatting import (
+from kvrecords.dataset import atomic
+from kvrecords.dataset.document import Document, parse_document
+from kvrecords.tools import fmt as formatting
+from kvrecords.tools.fmt import (
     FormatRefused,
     UnsafeFormat,
     check_file,
@@ -76,7 +77,7 @@ def test_every_record_and_model_is_stable_after_one_run(dataset: Path) -> None:
 
 
 def test_formatted_repository_files_still_validate(dataset: Path) -> None:
-    from kvrecords.validate import validate
+    from kvrecords.runner.validate import validate
 
     before = {(p.path, p.code) for p in validate(dataset).problems}
     for path in dataset_files(dataset):

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from kvrecords.document import MAX_DEPTH, MAX_FILE_BYTES, parse_document
-from kvrecords.validate import validate
+from kvrecords.dataset.document import MAX_DEPTH, MAX_FILE_BYTES, parse_document
+from kvrecords.runner.validate import validate
 
 REPO = Path(__file__).resolve().parents[1]
 SEED = Path("records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml")

@@ -1,4 +1,4 @@
-"""``kvrecords.hf_import``: model geometry files from Hugging Face config.json files.
+"""``kvrecords.tools.hf_import``: model geometry files from Hugging Face config.json files.
 
 The fixtures in tests/hf_configs/ are hand-written config.json files built from the facts in
 shared/model-facts/ (one per model, with the fields a real config of that model_type has).
@@ -17,10 +17,12 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from kvrecords.arithmetic import kv_report, parse_element_type
-from kvrecords.dataset import classify
-from kvrecords.document import Document, parse_document
-from kvrecords.hf_import import (
+from kvrecords.checks.models import check_model_file
+from kvrecords.dataset.document import Document, parse_document
+from kvrecords.dataset.layout import classify
+from kvrecords.dataset.models import load_model_file, model_from_data
+from kvrecords.kv.arithmetic import kv_report, parse_element_type
+from kvrecords.tools.hf_import import (
     DEFAULT_CITATION,
     SUPPORTED_MODEL_TYPES,
     ConfigError,
@@ -28,8 +30,6 @@ from kvrecords.hf_import import (
     model_data_from_hf_config,
     model_yaml_from_hf_config,
 )
-from kvrecords.models import load_model_file, model_from_data
-from kvrecords.validate import check_model_file
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = Path(__file__).resolve().parent / "hf_configs"
@@ -125,7 +125,7 @@ def test_layer_groups_match_the_curated_model_file(model_id: str) -> None:
 
 @pytest.mark.parametrize("model_id", MODEL_IDS)
 def test_geometry_matches_the_loaded_model(model_id: str) -> None:
-    """Through kvrecords.models: the same leaf groups (kind, layers, every dimension)."""
+    """Through kvrecords.dataset.models: the same leaf groups (kind, layers, every dimension)."""
     ours = model_from_data(imported(model_id))
     theirs = load_model_file(ROOT / "models" / f"{model_id}.yaml")
     assert sorted(map(repr, ours.groups)) == sorted(map(repr, theirs.groups))
@@ -566,7 +566,7 @@ def test_describe_layers() -> None:
 
 
 # ------------------------------------------------------------------------------------------
-# Bytes per token through kvrecords.arithmetic, computed by hand
+# Bytes per token through kvrecords.kv.arithmetic, computed by hand
 
 
 def report(model_id: str, dtype: str, context: int) -> Any:

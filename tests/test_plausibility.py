@@ -12,12 +12,8 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, copy_dataset, run_cli
-from kvrecords.document import Document, parse_document, read_document
-from kvrecords.explain import explain_record
-from kvrecords.geometry import Attention, Model
-from kvrecords.hardware import HardwareCatalog, hardware_from_data
-from kvrecords.models import load_model_file
-from kvrecords.plausibility import (
+from kvrecords.checks.hardware import HardwareCatalog
+from kvrecords.checks.plausibility import (
     Evaluation,
     Setup,
     attention_flops_per_token,
@@ -29,9 +25,14 @@ from kvrecords.plausibility import (
     setup_of,
     speculation,
 )
-from kvrecords.record_checks import RecordContext
-from kvrecords.validate import validate
-from kvrecords.weights import weight_format
+from kvrecords.checks.records import RecordContext
+from kvrecords.dataset.document import Document, parse_document, read_document
+from kvrecords.dataset.models import load_model_file
+from kvrecords.kv.geometry import Attention, Model
+from kvrecords.kv.hardware import hardware_from_data
+from kvrecords.kv.weights import weight_format
+from kvrecords.runner.validate import validate
+from kvrecords.tools.explain import explain_record
 
 GIB = 1024**3
 SEED = Path("records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml")

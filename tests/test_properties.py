@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from conftest import copy_dataset
-from kvrecords.arithmetic import kv_report, parse_element_type
-from kvrecords.document import Document, parse_document
-from kvrecords.models import load_model_file
+from kvrecords.dataset.document import Document, parse_document
+from kvrecords.dataset.models import load_model_file
+from kvrecords.kv.arithmetic import kv_report, parse_element_type
 from kvrecords.problems import Problem
-from kvrecords.validate import validate
+from kvrecords.runner.validate import validate
 
 REPO = Path(__file__).resolve().parents[1]
 SEED = REPO / "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml"
@@ -218,7 +218,7 @@ prose_text = st.text(
     st.text("abc xyz#:", min_size=1, max_size=20).filter(lambda c: c.strip()),
 )
 def test_fmt_round_trips_a_record(path: tuple[Any, ...], text: str, comment: str) -> None:
-    from kvrecords.formatting import format_text
+    from kvrecords.tools.fmt import format_text
 
     data = YAML(typ="safe", pure=True).load(SEED.read_text())
     target = data

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from kvrecords.prose import claim_value_in_unit, find_claims
+from kvrecords.kv.prose import claim_value_in_unit, find_claims
 
 
 @pytest.mark.parametrize(

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from kvrecords.document import Document, parse_document
-from kvrecords.formatting import format_text, load_schema
-from kvrecords.prose import claim_value_in_unit, find_claims
-from kvrecords.scaffold import TODO_REASON, scaffold_path, scaffold_record, write_scaffold
-from kvrecords.units import agrees
-from kvrecords.validate import validate
+from kvrecords.dataset.document import Document, parse_document
+from kvrecords.kv.prose import claim_value_in_unit, find_claims
+from kvrecords.kv.units import agrees
+from kvrecords.runner.validate import validate
+from kvrecords.tools.fmt import format_text, load_schema
+from kvrecords.tools.scaffold import TODO_REASON, scaffold_path, scaffold_record, write_scaffold
 
 SLUG = "vllm-qwen38-27b-new-150k"
 SEED = Path("records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml")

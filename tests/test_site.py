@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, copy_dataset
-from kvrecords.dataset import discover
-from kvrecords.export import rows
-from kvrecords.site import build_site, format_bytes, format_tokens, slug
+from kvrecords.dataset.layout import discover
+from kvrecords.tools.export import rows
+from kvrecords.tools.site import build_site, format_bytes, format_tokens, slug
 
 HOSTILE = "<script>alert(1)</script>"
 

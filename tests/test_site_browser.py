@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kvrecords.site import build_site
+from kvrecords.tools.site import build_site
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from kvrecords.units import (
+from kvrecords.kv.units import (
     BYTE_UNITS,
     Written,
     agrees,

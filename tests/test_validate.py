@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
-from kvrecords.validate import validate
+from kvrecords.runner.validate import validate
 
 SEED = Path("records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml")
 MODEL = Path("models/qwen3-8-27b.yaml")
@@ -259,16 +259,16 @@ def test_model_files_with_one_id_in_two_suffixes_clash(dataset: Path) -> None:
 def test_a_changed_record_is_checked_without_listing_every_record(
     dataset: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import kvrecords.validate
+    import kvrecords.runner.validate
 
     listed: list[str] = []
-    discover = kvrecords.validate.discover
+    discover = kvrecords.runner.validate.discover
 
     def recording(root: Path, kind: str) -> object:
         listed.append(kind)
         return discover(root, kind)
 
-    monkeypatch.setattr(kvrecords.validate, "discover", recording)
+    monkeypatch.setattr(kvrecords.runner.validate, "discover", recording)
     edit(dataset / SEED, "speedup: 23x", "speedup: 24x")
     problems = validate(dataset, [dataset / SEED]).problems
     assert [p.code for p in problems] == ["KV402"]
@@ -287,8 +287,8 @@ def test_pre_commits_call_skips_click_and_answers_as_the_full_command_line(datas
         assert (fast.stdout, fast.stderr) == (through_click.stdout, through_click.stderr)
     # whether click was loaded, printed after the report
     probe = (
-        "import sys\nfrom kvrecords.entry import main\n"
-        "try: main()\nfinally: print('click' in sys.modules)"
+        "import sys\nfrom kvrecords.cli.main import main\n"
+        "code = main()\nprint('click' in sys.modules)\nsys.exit(code)"
     )
     for options, click_loaded in (([], "False"), (["--strict"], "True")):
         result = subprocess.run(

@@ -1,5 +1,5 @@
 """``python -m kvrecords``: the same as the ``kvrecords`` command."""
 
-from kvrecords.entry import main
+from kvrecords.cli.main import main
 
-main()
+raise SystemExit(main())

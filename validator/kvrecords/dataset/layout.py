@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -12,6 +13,9 @@ HARDWARE_DIR = "hardware"
 SCHEMA_DIR = "schema"
 RECORD_PREFIX = "kv-efficiency"
 YAML_SUFFIXES = (".yaml", ".yml")
+# A model, hardware or record-slug id: lowercase letters, digits, dots and hyphens, so that an
+# id names exactly one file and never a path (the schemas hold the same pattern).
+ID_PATTERN = re.compile(r"[a-z0-9][a-z0-9.-]*")
 
 
 def find_root(start: Path) -> Path | None:

@@ -1,4 +1,4 @@
-"""Accelerator files (hardware/<id>.yaml): the figures the plausibility checks divide by.
+"""Accelerator figures (from hardware/<id>.yaml): what the plausibility checks divide by.
 
 Every figure is per device and exact (a ``Fraction`` of the value as written):
 - memory in bytes, from ``memory.usable_gib`` (GiB, 2^30 B); where the driver reports no total
@@ -15,15 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from decimal import Decimal
 from fractions import Fraction
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NamedTuple
-
-from kvrecords.dataset import HARDWARE_DIR, SCHEMA_DIR, DatasetFile, IdClaims
-from kvrecords.document import Document
-from kvrecords.file_checks import identity_problems, modeline_problems, read_dataset_file
-from kvrecords.problems import Problem
-from kvrecords.schemas import schema_problems
 
 GIB = 1024**3
 GB = 1000**3
@@ -67,7 +60,7 @@ class Hardware(NamedTuple):
 
     @property
     def display(self) -> str:
-        return f"{HARDWARE_DIR}/{self.id}.yaml"
+        return f"hardware/{self.id}.yaml"  # where the dataset keeps the file
 
     def peak(self, compute_types: tuple[str, ...]) -> tuple[str, Peak] | None:
         """The most generous peak among ``compute_types`` that this part publishes."""
@@ -147,54 +140,3 @@ def hardware_from_data(data: dict[str, Any]) -> Hardware:
         peaks=MappingProxyType(peaks),
         unified=bool(memory["unified"]),
     )
-
-
-class HardwareState(NamedTuple):
-    """A hardware file once read: its figures when sound, and its own problems."""
-
-    display: str
-    hardware: Hardware | None
-    problems: list[Problem]
-
-
-class HardwareCatalog:
-    """hardware/<id>.yaml files of one dataset, each read and checked once, on first use."""
-
-    def __init__(self, root: Path, claims: IdClaims | None = None) -> None:
-        self.root = root
-        self.claims = claims or IdClaims(root)
-        self._states: dict[str, HardwareState | None] = {}
-
-    def path(self, hardware_id: str) -> Path:
-        return self.root / HARDWARE_DIR / f"{hardware_id}.yaml"
-
-    def ids(self) -> tuple[str, ...]:
-        """Every accelerator id the catalog has a file for."""
-        folder = self.root / HARDWARE_DIR
-        return tuple(sorted(p.stem for p in folder.glob("*.yaml"))) if folder.is_dir() else ()
-
-    def get(self, hardware_id: str) -> HardwareState | None:
-        """The file's state; None when hardware/<id>.yaml does not exist."""
-        if hardware_id not in self._states:
-            self._states[hardware_id] = self._load(hardware_id)
-        return self._states[hardware_id]
-
-    def _load(self, hardware_id: str) -> HardwareState | None:
-        hardware_file = DatasetFile("hardware", f"{HARDWARE_DIR}/{hardware_id}.yaml", self.root)
-        try:
-            if not hardware_file.path.is_file():
-                return None
-        except OSError:  # a name the file system refuses (too long) names no file
-            return None
-        display = hardware_file.display
-        document = read_dataset_file(self.root, hardware_file)
-        if not isinstance(document, Document):
-            return HardwareState(display, None, document)
-        problems = modeline_problems(self.root, document, hardware_file)
-        schema_errors = schema_problems(document, "hardware", self.root / SCHEMA_DIR)
-        if schema_errors:
-            return HardwareState(display, None, problems + schema_errors)
-        identity = identity_problems(document, hardware_file, self.claims)
-        if identity:  # a file that claims another id must not stand in for this one
-            return HardwareState(display, None, problems + identity)
-        return HardwareState(display, hardware_from_data(document.data), problems)

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kvrecords.document import Document, JsonPath, dotted
+from kvrecords.dataset.document import Document, JsonPath, dotted
+from kvrecords.kv.units import BYTE_UNITS, parse_number
 from kvrecords.problems import Problem
-from kvrecords.units import BYTE_UNITS, parse_number
 
 SCHEMA_NAMES = ("record", "model", "hardware")
 

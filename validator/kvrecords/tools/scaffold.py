@@ -12,24 +12,17 @@ from __future__ import annotations
 
 import difflib
 import io
-import re
 from collections.abc import Iterator
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from kvrecords.arithmetic import (
-    LAYER_BASES,
-    LAYER_BASIS_MEANING,
-    ElementType,
-    GroupCost,
-    KvReport,
-    parse_element_type,
-)
-from kvrecords.atomic import create_new
-from kvrecords.dataset import (
+from kvrecords.dataset.atomic import create_new
+from kvrecords.dataset.document import Document, parse_document
+from kvrecords.dataset.layout import (
     HARDWARE_DIR,
+    ID_PATTERN,
     MODELS_DIR,
     RECORD_PREFIX,
     RECORDS_DIR,
@@ -37,15 +30,21 @@ from kvrecords.dataset import (
     DatasetFile,
     model_file,
 )
-from kvrecords.document import Document, parse_document
-from kvrecords.formatting import format_text, load_schema
-from kvrecords.geometry import Attention, Model, MultiHeadLatent
-from kvrecords.record_checks import basis_report
-from kvrecords.schemas import schema_problems
-from kvrecords.units import BYTE_UNITS, format_in_unit
+from kvrecords.dataset.records import basis_report
+from kvrecords.dataset.schemas import schema_problems
+from kvrecords.kv.arithmetic import (
+    LAYER_BASES,
+    LAYER_BASIS_MEANING,
+    ElementType,
+    GroupCost,
+    KvReport,
+    parse_element_type,
+)
+from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent
+from kvrecords.kv.units import BYTE_UNITS, format_in_unit
+from kvrecords.tools.fmt import format_text, load_schema
 
 TODO_REASON = "TODO: fill from the source or give the reason it is not stated"
-_ID_RE = re.compile(r"[a-z0-9][a-z0-9.-]*")  # used with fullmatch: no trailing newline
 _MAX_SLUG = 120 - len(f"{RECORD_PREFIX}/")  # the schema caps the id at 120 characters
 _MEASURED_RESULTS = (
     "cold_ttft_ms",
@@ -131,7 +130,7 @@ def write_scaffold(root: Path, slug: str, text: str) -> Path:
 
 
 def _check_slug(slug: str) -> None:
-    if not _ID_RE.fullmatch(slug) or len(slug) > _MAX_SLUG:
+    if not ID_PATTERN.fullmatch(slug) or len(slug) > _MAX_SLUG:
         raise ValueError(
             f"slug {slug!r}: use lowercase letters, digits, dots and hyphens, starting with a letter "
             f"or digit, at most {_MAX_SLUG} characters (the record becomes {RECORDS_DIR}/{RECORD_PREFIX}/<slug>.yaml)"
@@ -140,9 +139,9 @@ def _check_slug(slug: str) -> None:
 
 def _load_model(root: Path, model_id: str) -> tuple[Model, str]:
     """The model's geometry, from a sound model file only (the validator's own model checks)."""
-    from kvrecords.validate import check_model_file
+    from kvrecords.checks.models import check_model_file
 
-    if not _ID_RE.fullmatch(model_id):
+    if not ID_PATTERN.fullmatch(model_id):
         raise ValueError(
             f"model {model_id!r}: a model id is lowercase letters, digits, dots and hyphens, not a path"
         )

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kvrecords.dataset import SCHEMA_DIR, DatasetFile, IdClaims, escapes_root
-from kvrecords.document import Document, read_document
+from kvrecords.dataset.document import Document, read_document
+from kvrecords.dataset.layout import SCHEMA_DIR, DatasetFile, IdClaims, escapes_root
 from kvrecords.problems import Problem
 
 MODELINE_PREFIX = "# yaml-language-server: $schema="

@@ -7,7 +7,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from kvrecords.geometry import (
+from kvrecords.kv.geometry import (
     Attention,
     GatedDeltaNet,
     LayerGroup,
@@ -104,9 +104,9 @@ def load_model_file(path: Path) -> Model:
     For readers using the library from Python; the validator reports the same problems located.
     The schema is the one of the dataset the file belongs to.
     """
-    from kvrecords.dataset import SCHEMA_DIR, find_root
-    from kvrecords.document import Document, read_document
-    from kvrecords.schemas import schema_problems
+    from kvrecords.dataset.document import Document, read_document
+    from kvrecords.dataset.layout import SCHEMA_DIR, find_root
+    from kvrecords.dataset.schemas import schema_problems
 
     root = find_root(path.parent)
     if root is None:

@@ -15,9 +15,9 @@ from typing import Any
 
 import click
 
-from kvrecords.entry import dataset_root as _root
-from kvrecords.entry import fail as _fail
-from kvrecords.entry import run_validate
+from kvrecords.cli.common import dataset_root as _root
+from kvrecords.cli.common import fail as _fail
+from kvrecords.cli.common import run_validate
 
 FORMATS = ("text", "json", "github")
 # arithmetic.LAYER_BASES, repeated here so that the command line starts without the library
@@ -32,7 +32,7 @@ def cli() -> None:
 
 def _clean_root() -> Path:
     """The dataset root, once the dataset validates without errors (exit 1 otherwise)."""
-    from kvrecords.validate import validate as run
+    from kvrecords.runner.validate import validate as run
 
     root = _root()
     errors = [p for p in run(root).problems if p.severity == "error"]
@@ -112,8 +112,8 @@ def kv(
     output_format: str,
 ) -> None:
     """Show the KV arithmetic of MODEL (an id from models/ or a path to a model file)."""
-    from kvrecords.arithmetic import kv_report, parse_element_type
-    from kvrecords.models import load_model_file
+    from kvrecords.dataset.models import load_model_file
+    from kvrecords.kv.arithmetic import kv_report, parse_element_type
 
     path = Path(model)
     if not (model.endswith((".yaml", ".yml")) or os.sep in model or "/" in model):
@@ -142,7 +142,7 @@ def kv(
 
 
 def _max_context(path: Path) -> int | None:
-    from kvrecords.document import Document, read_document
+    from kvrecords.dataset.document import Document, read_document
 
     document = read_document(path, str(path))
     if isinstance(document, Document):
@@ -183,7 +183,7 @@ def _kv_json(report: Any) -> dict[str, Any]:
 
 
 def _kv_text(report: Any) -> str:
-    from kvrecords.units import format_exact, format_in_unit
+    from kvrecords.kv.units import format_exact, format_in_unit
 
     def amount(value: Fraction | None) -> str:
         if value is None:
@@ -228,8 +228,8 @@ def fmt(paths: tuple[Path, ...], check: bool) -> None:
     every comment and every value is kept and the write is atomic. With no PATHS, the whole
     dataset; files outside records/, models/ and hardware/ are skipped.
     """
-    from kvrecords.dataset import HARDWARE_DIR, MODELS_DIR, RECORDS_DIR
-    from kvrecords.formatting import FormatRefused, check_file, file_kind, format_file
+    from kvrecords.dataset.layout import HARDWARE_DIR, MODELS_DIR, RECORDS_DIR
+    from kvrecords.tools.fmt import FormatRefused, check_file, file_kind, format_file
 
     root = _root()
     if paths:
@@ -320,7 +320,7 @@ def new(
     Measured fields are null and listed under not_stated with a TODO reason; fill them from
     the source. Never overwrites an existing file.
     """
-    from kvrecords.scaffold import scaffold_record, write_scaffold
+    from kvrecords.tools.scaffold import scaffold_record, write_scaffold
 
     root = _root()
     try:
@@ -354,7 +354,7 @@ def new(
 @click.argument("record", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def explain(record: Path) -> None:
     """Every number the validator derives for RECORD, its inputs and each check's margin."""
-    from kvrecords.explain import explain_record
+    from kvrecords.tools.explain import explain_record
 
     click.echo(explain_record(_root(), record))
 
@@ -379,7 +379,7 @@ def export(output_format: str, output: Path | None) -> None:
 
     Refused (exit 1) while the dataset has errors: run kvrecords validate.
     """
-    from kvrecords.export import RENDERERS, rows
+    from kvrecords.tools.export import RENDERERS, rows
 
     root = _clean_root()
     table = rows(root)
@@ -387,7 +387,7 @@ def export(output_format: str, output: Path | None) -> None:
     if output is None:
         click.echo(text, nl=False)
     else:
-        from kvrecords.atomic import write_atomically
+        from kvrecords.dataset.atomic import write_atomically
 
         write_atomically(output, text)
         click.echo(f"wrote {len(table)} records to {output}", err=True)
@@ -412,7 +412,7 @@ def site_build(out: Path) -> None:
 
     Refused (exit 1) while the dataset has errors: run kvrecords validate.
     """
-    from kvrecords.site import build_site
+    from kvrecords.tools.site import build_site
 
     root = _clean_root()
     written = build_site(root, out)
@@ -449,7 +449,7 @@ def import_hf(
     Honours an explicit head_dim, layer_types, sliding_window with use_sliding_window,
     full-attention intervals, MLA fields and Mamba fields. Refuses to overwrite a file.
     """
-    from kvrecords.hf_import import model_yaml_from_hf_config
+    from kvrecords.tools.hf_import import model_yaml_from_hf_config
 
     try:
         config = json.loads(config_path.read_text(encoding="utf-8"))
@@ -466,7 +466,7 @@ def import_hf(
     if to_stdout:
         click.echo(text, nl=False)
         return
-    from kvrecords.atomic import create_new
+    from kvrecords.dataset.atomic import create_new
 
     root = _root()
     target = root / "models" / f"{model_id}.yaml"
@@ -482,7 +482,7 @@ def import_hf(
 @click.option("--markdown", is_flag=True, help="Print docs/rules.md.")
 def rules(markdown: bool) -> None:
     """List the check codes."""
-    from kvrecords import rules as registry
+    import kvrecords.checks.rules as registry
 
     if markdown:
         click.echo(registry.markdown(), nl=False)
@@ -491,12 +491,13 @@ def rules(markdown: bool) -> None:
         click.echo(f"{rule.code}  {rule.name:<22} {rule.summary}")
 
 
-def run_click() -> None:
-    """Every command line but pre-commit's plain ``validate FILE...`` (``entry.main``)."""
+def run_click(args: list[str]) -> int:
+    """Every command line but pre-commit's plain ``validate FILE...`` (``main.main``)."""
     try:
-        cli(standalone_mode=False)
+        code = cli.main(args, prog_name="kvrecords", standalone_mode=False)
     except click.exceptions.Abort:
-        sys.exit(2)
+        return 2
     except click.ClickException as error:
         error.show()
-        sys.exit(2)
+        return 2
+    return code if isinstance(code, int) else 0

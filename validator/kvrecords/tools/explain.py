@@ -12,11 +12,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from kvrecords.arithmetic import KvReport
-from kvrecords.dataset import MODELS_DIR, SCHEMA_DIR, DatasetFile, classify, model_file
-from kvrecords.document import Document, read_document
-from kvrecords.hardware import Hardware, HardwareCatalog
-from kvrecords.plausibility import (
+from kvrecords.checks.hardware import HardwareCatalog
+from kvrecords.checks.plausibility import (
     Evaluation,
     HardwareIndex,
     all_evaluations,
@@ -27,10 +24,22 @@ from kvrecords.plausibility import (
     setup_of,
     speculation,
 )
+from kvrecords.checks.records import RECORD_CHECKS, RecordContext
+from kvrecords.dataset.document import Document, read_document
+from kvrecords.dataset.layout import (
+    ID_PATTERN,
+    MODELS_DIR,
+    SCHEMA_DIR,
+    DatasetFile,
+    classify,
+    model_file,
+)
+from kvrecords.dataset.records import bases, basis_report
+from kvrecords.dataset.schemas import schema_problems
+from kvrecords.kv.arithmetic import KvReport
+from kvrecords.kv.hardware import Hardware
+from kvrecords.kv.units import format_exact, format_fraction, format_in_unit
 from kvrecords.problems import Problem
-from kvrecords.record_checks import RECORD_CHECKS, RecordContext, basis_report
-from kvrecords.schemas import schema_problems
-from kvrecords.units import format_exact, format_fraction, format_in_unit
 
 INDENT = "  "
 
@@ -76,10 +85,10 @@ def _problem_lines(problems: list[Problem]) -> list[str]:
 
 
 def _record_context(root: Path, document: Document) -> RecordContext | str:
-    from kvrecords.validate import MODEL_ID, check_model_file
+    from kvrecords.checks.models import check_model_file
 
     model_id = document.data["model"]
-    if not MODEL_ID.match(model_id):
+    if not ID_PATTERN.fullmatch(model_id):
         return f"model {model_id!r} is not a model id; nothing is derived"
     path = model_file(root, model_id)
     display = f"{MODELS_DIR}/{model_id}.yaml"
@@ -192,10 +201,7 @@ def _kv_section(ctx: RecordContext) -> list[str]:
         f"KV arithmetic ({basis['dtype']} {dtype_note}, context "
         f"{'not stated' if context is None else f'{context:,} tokens'})"
     ]
-    bases: list[tuple[str, dict[str, Any]]] = [("main basis", basis)]
-    for index, alternative in enumerate(basis.get("alternatives", [])):
-        bases.append((f"alternatives[{index}]", {**basis, **alternative}))
-    for label, stated in bases:
+    for _, label, stated in bases(ctx.data):
         try:
             report = basis_report(ctx.model, stated)
         except ValueError as error:

@@ -14,8 +14,8 @@ import re
 from fractions import Fraction
 from typing import NamedTuple
 
-from kvrecords.geometry import Attention, LeafGroup, Model, StateGroup, TokenElements
-from kvrecords.units import format_exact
+from kvrecords.kv.geometry import Attention, LeafGroup, Model, StateGroup, TokenElements
+from kvrecords.kv.units import format_exact
 
 VALUE_BITS: dict[str, int] = {
     "fp32": 32,

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from kvrecords.arithmetic import group_cost, kv_report, parse_element_type
-from kvrecords.dataset import discover
-from kvrecords.document import Document, read_document
-from kvrecords.explain import explain_record
-from kvrecords.export import rows
-from kvrecords.geometry import LeafGroup, Model, Parallel
-from kvrecords.models import load_model_file
+from kvrecords.dataset.document import Document, read_document
+from kvrecords.dataset.layout import discover
+from kvrecords.dataset.models import load_model_file
+from kvrecords.kv.arithmetic import group_cost, kv_report, parse_element_type
+from kvrecords.kv.geometry import LeafGroup, Model, Parallel
+from kvrecords.tools.explain import explain_record
+from kvrecords.tools.export import rows
 
 ASSETS = ("site.css", "site.js")
 BF16 = parse_element_type("bf16")
@@ -926,7 +926,9 @@ def build_site(root: Path, out: Path) -> list[Path]:
     written: list[Path] = []
     for name in ASSETS:
         asset = (
-            resources.files("kvrecords").joinpath("site_assets", name).read_text(encoding="utf-8")
+            resources.files("kvrecords.tools")
+            .joinpath("site_assets", name)
+            .read_text(encoding="utf-8")
         )
         _write(out / "assets" / name, asset, written)
     _write(out / "index.html", index_page(table, models), written)

@@ -15,11 +15,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from kvrecords.dataset import discover
-from kvrecords.document import Document, read_document
-from kvrecords.models import load_model_file
-from kvrecords.record_checks import basis_report
-from kvrecords.units import format_exact, format_in_unit
+from kvrecords.dataset.document import Document, read_document
+from kvrecords.dataset.layout import discover
+from kvrecords.dataset.models import load_model_file
+from kvrecords.dataset.records import basis_report
+from kvrecords.kv.units import format_exact, format_in_unit
 
 FORMATS = ("csv", "json", "jsonl", "markdown")
 COLUMNS = (

@@ -36,14 +36,16 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, NamedTuple
 
-from kvrecords.arithmetic import kv_report, parse_element_type
-from kvrecords.document import JsonPath
-from kvrecords.geometry import Attention, MultiHeadLatent, ParameterCount
-from kvrecords.hardware import Hardware, HardwareCatalog, HardwareState
+from kvrecords.checks.hardware import HardwareCatalog, HardwareState
+from kvrecords.checks.records import RecordContext
+from kvrecords.dataset.document import JsonPath
+from kvrecords.dataset.records import bases, basis_report, named_basis
+from kvrecords.kv.arithmetic import kv_report, parse_element_type
+from kvrecords.kv.geometry import Attention, MultiHeadLatent, ParameterCount
+from kvrecords.kv.hardware import Hardware
+from kvrecords.kv.units import format_exact, format_fraction
+from kvrecords.kv.weights import ASSUMED_BITS, ASSUMED_FORMAT, WeightFormat, weight_format
 from kvrecords.problems import Problem
-from kvrecords.record_checks import RecordContext, basis_report
-from kvrecords.units import format_exact, format_fraction
-from kvrecords.weights import ASSUMED_BITS, ASSUMED_FORMAT, WeightFormat, weight_format
 
 GIB = 1024**3
 BILLION = 10**9
@@ -614,17 +616,12 @@ def _fit_claim(
     fits = bool(claim["fits"])
     label = f"fit claim [{index}] ({'fits' if fits else 'does not fit'})"
     base = Evaluation("KV704", label, path, expect_within=fits)
-    main = ctx.data["kv_bytes_basis"]
-    alternatives = main.get("alternatives", [])
     which = claim["basis"]
-    if which == "main":
-        stated, basis_name = main, "main basis"
-    elif isinstance(which, int) and which < len(alternatives):
-        stated, basis_name = {**main, **alternatives[which]}, f"alternatives[{which}]"
-    else:
-        return _skip(
-            base, f"basis {which} names no alternative (the record has {len(alternatives)})"
-        )
+    named = named_basis(ctx.data, which)
+    if named is None:
+        alternatives = len(bases(ctx.data)) - 1
+        return _skip(base, f"basis {which} names no alternative (the record has {alternatives})")
+    stated, basis_name = named.stated, named.label
     found, missing = _resolve(claim["accelerator"], hardware, f"fit_claims[{index}].accelerator")
     total = _billions(ctx.model.parameters, "total", ctx.model_display)
     reasons = [m for m in (missing, total) if isinstance(m, str)]
@@ -780,15 +777,13 @@ def check_prefill(ctx: RecordContext, setup: Setup) -> Iterator[Problem]:
 
 def check_fit_claims(ctx: RecordContext, setup: Setup) -> Iterator[Problem]:
     """KV704: each fit claim comes out the way it says."""
-    basis = ctx.data["kv_bytes_basis"]
-    alternatives = basis.get("alternatives", [])
-    for index, claim in enumerate(basis.get("fit_claims", [])):
+    for index, claim in enumerate(ctx.data["kv_bytes_basis"].get("fit_claims", [])):
         which = claim["basis"]
-        if which != "main" and (not isinstance(which, int) or which >= len(alternatives)):
+        if named_basis(ctx.data, which) is None:
             yield ctx.problem(
                 "KV704",
                 ("kv_bytes_basis", "fit_claims", index, "basis"),
-                f"basis {which} names no alternative; the record has {len(alternatives)} "
+                f"basis {which} names no alternative; the record has {len(bases(ctx.data)) - 1} "
                 f"(use 'main' or an index from 0)",
             )
     yield from _problems(ctx, evaluate_fit_claims(ctx, setup))

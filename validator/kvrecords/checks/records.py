@@ -11,12 +11,12 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, NamedTuple
 
-from kvrecords.arithmetic import KvReport, kv_report, parse_element_type
-from kvrecords.document import Document, JsonPath, dotted
-from kvrecords.geometry import Model
-from kvrecords.problems import Problem
-from kvrecords.prose import claim_value_in_unit, find_claims
-from kvrecords.units import (
+from kvrecords.dataset.document import Document, JsonPath, dotted
+from kvrecords.dataset.records import bases, basis_report
+from kvrecords.kv.arithmetic import KvReport
+from kvrecords.kv.geometry import Model
+from kvrecords.kv.prose import claim_value_in_unit, find_claims
+from kvrecords.kv.units import (
     BYTE_UNITS,
     ByteQuantity,
     Written,
@@ -27,6 +27,7 @@ from kvrecords.units import (
     parse_byte_quantity,
     parse_ratio,
 )
+from kvrecords.problems import Problem
 
 # The other family's unit of the same prefix: a GB/GiB mix-up is the commonest slip.
 _SWAPPED_UNIT = {"KB": "KiB", "kB": "KiB", "MB": "MiB", "GB": "GiB", "TB": "TiB"}
@@ -75,24 +76,8 @@ def _get(data: Any, path: JsonPath) -> Any:
 
 def check_basis(ctx: RecordContext) -> Iterator[Problem]:
     """KV301-KV305: the main basis and every alternative, recomputed from the geometry."""
-    basis = ctx.data["kv_bytes_basis"]
-    bases: list[tuple[JsonPath, dict[str, Any]]] = [(("kv_bytes_basis",), basis)]
-    for index, alternative in enumerate(basis.get("alternatives", [])):
-        bases.append((("kv_bytes_basis", "alternatives", index), {**basis, **alternative}))
-    for path, stated in bases:
-        yield from _check_one_basis(ctx, path, stated, is_main=len(path) == 1)
-
-
-def basis_report(model: Model, stated: dict[str, Any]) -> KvReport:
-    """The arithmetic a basis describes; ``ValueError`` when it does not apply to the model."""
-    state_dtype = stated.get("state_dtype")
-    return kv_report(
-        model,
-        parse_element_type(stated["dtype"]),
-        stated.get("context_tokens") or 0,
-        stated["layers_counted"],
-        parse_element_type(state_dtype) if state_dtype else None,
-    )
+    for basis in bases(ctx.data):
+        yield from _check_one_basis(ctx, basis.path, basis.stated, is_main=len(basis.path) == 1)
 
 
 def _check_one_basis(
@@ -347,11 +332,11 @@ def check_ranges(ctx: RecordContext) -> Iterator[Problem]:
 
 def check_prose(ctx: RecordContext) -> Iterator[Problem]:
     """KV501-KV502: arithmetic claims in every prose field."""
-    basis = ctx.data["kv_bytes_basis"]
-    stated_bases = {basis.get("bytes_per_token")} | {
-        alternative.get("bytes_per_token") for alternative in basis.get("alternatives", [])
+    stated_bases: set[int] = {
+        basis.stated["bytes_per_token"]
+        for basis in bases(ctx.data)
+        if basis.stated.get("bytes_per_token") is not None
     }
-    stated_bases.discard(None)
     for path, text in ctx.document.leaves.items():
         if not isinstance(text, str):
             continue

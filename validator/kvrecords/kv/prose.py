@@ -13,7 +13,7 @@ import re
 from fractions import Fraction
 from typing import NamedTuple
 
-from kvrecords.units import BYTE_UNITS, Written
+from kvrecords.kv.units import BYTE_UNITS, Written
 
 _NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?"
 # A factor: a number, or a parenthesised sum of numbers such as (512 + 64).

@@ -9,38 +9,32 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from kvrecords.dataset import (
+from kvrecords.checks.files import identity_problems, modeline_problems, read_dataset_file
+from kvrecords.checks.hardware import HardwareCatalog
+from kvrecords.checks.models import ModelState, check_model_file
+from kvrecords.checks.plausibility import plausibility_problems
+from kvrecords.checks.records import RECORD_CHECKS, RecordContext
+from kvrecords.checks.references import (
+    broken_model_problem,
+    model_link_problem,
+    null_reason_problems,
+    placeholder_problems,
+)
+from kvrecords.dataset.document import Document
+from kvrecords.dataset.layout import (
+    ID_PATTERN,
     SCHEMA_DIR,
     DatasetFile,
     IdClaims,
     classify,
     discover,
-    model_file,
 )
-from kvrecords.document import Document, dotted
-from kvrecords.file_checks import identity_problems, modeline_problems, read_dataset_file
-from kvrecords.geometry import Model
-from kvrecords.hardware import HardwareCatalog
-from kvrecords.models import model_from_data
-from kvrecords.plausibility import plausibility_problems
+from kvrecords.dataset.schemas import schema_problems
 from kvrecords.problems import Problem
-from kvrecords.record_checks import RECORD_CHECKS, RecordContext
-from kvrecords.schemas import schema_problems
-
-PLACEHOLDER = "TODO"  # what kvrecords new writes where the contributor must write
-MODEL_ID = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
-
-
-class ModelState(NamedTuple):
-    """A model file once checked: its geometry when it is sound, and its own problems."""
-
-    file: DatasetFile
-    model: Model | None
-    problems: list[Problem]
 
 
 class Selection(NamedTuple):
@@ -238,34 +232,14 @@ def _mentions(record_path: Path, pattern: str, dependency_id: str) -> bool:
     return re.search(pattern.format(id=re.escape(dependency_id)), text, re.MULTILINE) is not None
 
 
-def check_model_file(
-    root: Path, dataset_file: DatasetFile, claims: IdClaims | None = None
-) -> ModelState:
-    document = read_dataset_file(root, dataset_file)
-    if not isinstance(document, Document):
-        return ModelState(dataset_file, None, document)
-    problems = modeline_problems(root, document, dataset_file)
-    schema_errors = schema_problems(document, "model", root / SCHEMA_DIR)
-    if schema_errors:
-        return ModelState(dataset_file, None, problems + schema_errors)
-    problems += identity_problems(document, dataset_file, claims or IdClaims(root))
-    problems += null_reason_problems(document, "unknown")
-    data = document.data
-    total = sum(group["layers"] for group in data["layer_groups"])
-    if total != data["num_layers"]:
-        counts = " + ".join(f"{g['layers']} {g['kind']}" for g in data["layer_groups"])
-        message = f"layer groups add up to {total} ({counts}); num_layers is {data['num_layers']}"
-        problems.append(document.problem("KV601", ("num_layers",), message))
-    return ModelState(dataset_file, model_from_data(data), problems)
-
-
 def check_record_file(
     root: Path,
     dataset_file: DatasetFile,
-    state_of: Any,
+    state_of: Callable[[str], ModelState | None],
     claims: IdClaims,
     hardware: HardwareCatalog | None = None,
 ) -> list[Problem]:
+    """One record's checks in order: file, identity, schema, references, arithmetic, hardware."""
     document = read_dataset_file(root, dataset_file)
     if not isinstance(document, Document):
         return document
@@ -277,57 +251,15 @@ def check_record_file(
     problems += null_reason_problems(document, "not_stated")
     problems += placeholder_problems(document)
     model_id: str = document.data["model"]
-    if not MODEL_ID.match(model_id):
-        message = (
-            f"model {model_id!r} must be a model id naming models/<id>.yaml "
-            "(lowercase letters, digits, dots, hyphens), never a path"
-        )
-        return [*problems, document.problem("KV203", ("model",), message)]
-    state: ModelState | None = state_of(model_id)
-    if state is None:
-        display = f"models/{model_id}.yaml"
-        reason = (
-            "is a dangling symlink" if model_file(root, model_id).is_symlink() else "does not exist"
-        )
-        message = f"model {model_id!r}: {display} {reason}"
-        return [*problems, document.problem("KV203", ("model",), message)]
+    state = state_of(model_id) if ID_PATTERN.fullmatch(model_id) else None
+    link = model_link_problem(root, document, state is not None)
+    if link is not None or state is None:
+        return [*problems, *([link] if link else [])]
     if state.model is None or any(p.severity == "error" for p in state.problems):
-        message = f"{state.file.display} has problems (reported there); arithmetic not checked"
-        return [*problems, document.problem("KV204", ("model",), message)]
+        return [*problems, broken_model_problem(document, state.file.display)]
     context = RecordContext(document, state.model, state.file.display.removesuffix(".yaml"))
     for check in RECORD_CHECKS:
         problems += check(context)
     # Physical plausibility (KV701-KV705): the record against its hardware's limits.
     problems += plausibility_problems(context, hardware or HardwareCatalog(root))
-    return problems
-
-
-def placeholder_problems(document: Document) -> list[Problem]:
-    """KV206: no TODO placeholder from a scaffold is left in the record."""
-    return [
-        document.problem("KV206", path, f"{dotted(path)} is still a placeholder: {value[:60]!r}")
-        for path, value in document.leaves.items()
-        if isinstance(value, str) and value.lstrip().startswith(PLACEHOLDER)
-    ]
-
-
-def null_reason_problems(document: Document, list_key: str) -> list[Problem]:
-    """KV205: every null is listed with a reason under ``list_key``, and only nulls are listed."""
-    nulls = {
-        dotted(path): path
-        for path, value in document.leaves.items()
-        if value is None and path[0] != list_key
-    }
-    listed: dict[str, int] = {}
-    for index, entry in enumerate(document.data.get(list_key, [])):
-        listed.setdefault(entry["field"], index)
-    problems = []
-    for name, path in sorted(nulls.items()):
-        if name not in listed:
-            message = f"{name} is null; list it under {list_key} with the reason"
-            problems.append(document.problem("KV205", path, message))
-    for name, index in sorted(listed.items()):
-        if name not in nulls:
-            message = f"{list_key} lists {name}, which is not null"
-            problems.append(document.problem("KV205", (list_key, index, "field"), message))
     return problems

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kvrecords.atomic import write_atomically
-from kvrecords.dataset import SCHEMA_DIR, classify
-from kvrecords.document import Document, JsonPath, parse_document, read_document
-from kvrecords.file_checks import MODELINE_PREFIX
+from kvrecords.checks.files import MODELINE_PREFIX
+from kvrecords.dataset.atomic import write_atomically
+from kvrecords.dataset.document import Document, JsonPath, parse_document, read_document
+from kvrecords.dataset.layout import SCHEMA_DIR, classify
 from kvrecords.problems import Problem
 
 WIDTH = 96

@@ -33,10 +33,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from kvrecords.dataset.layout import ID_PATTERN
+
 DEFAULT_CITATION = "Hugging Face config.json imported with kvrecords model import-hf"
 MODELINE = "# yaml-language-server: $schema=../schema/model.schema.json"
 
-_MODEL_ID = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 _HF_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+$")
 _URL = re.compile(r"^https?://")
 
@@ -789,7 +790,7 @@ def model_data_from_hf_config(
     """
     if not isinstance(config, dict):
         raise ConfigError("config must be a JSON object")
-    if not (isinstance(model_id, str) and _MODEL_ID.match(model_id) and len(model_id) <= 80):
+    if not (isinstance(model_id, str) and ID_PATTERN.fullmatch(model_id) and len(model_id) <= 80):
         raise ValueError(
             f"model id {model_id!r} must be lowercase letters, digits, dots and hyphens "
             "(at most 80 characters), e.g. llama-3.1-8b"

@@ -1,0 +1,67 @@
+"""The package's layers, enforced: each folder may import only the layers below it.
+
+kv (arithmetic, no I/O) < dataset (files on disk) < checks < runner < tools < cli. ``problems``
+is the shared vocabulary every layer but ``kv`` may use; nothing imports the CLI.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "validator" / "kvrecords"
+
+# What each layer may import from kvrecords (besides itself).
+ALLOWED: dict[str, set[str]] = {
+    "problems": set(),
+    "kv": set(),
+    "dataset": {"kv", "problems"},
+    "checks": {"kv", "dataset", "problems"},
+    "runner": {"kv", "dataset", "problems", "checks"},
+    "tools": {"kv", "dataset", "problems", "checks", "runner"},
+    "cli": {"kv", "dataset", "problems", "checks", "runner", "tools"},
+    "__main__": {"cli"},
+    "__init__": set(),
+}
+
+
+def layer_of(path: Path) -> str:
+    relative = path.relative_to(PACKAGE)
+    return relative.parts[0] if len(relative.parts) > 1 else relative.stem
+
+
+def imported_layers(path: Path) -> set[str]:
+    """The kvrecords layers a module imports, at module level or inside functions."""
+    layers = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+            if node.module == "kvrecords":
+                names = [f"kvrecords.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        layers |= {name.split(".")[1] for name in names if name.startswith("kvrecords.")}
+    return layers
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+def test_every_module_belongs_to_a_known_layer() -> None:
+    assert {layer_of(path) for path in MODULES} <= set(ALLOWED)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_a_module_imports_only_the_layers_below_it(path: Path) -> None:
+    layer = layer_of(path)
+    forbidden = imported_layers(path) - ALLOWED[layer] - {layer}
+    assert not forbidden, f"{layer} may not import {sorted(forbidden)}"
+
+
+def test_the_layer_test_sees_a_violation(tmp_path: Path) -> None:
+    module = tmp_path / "probe.py"
+    module.write_text("def f():\n    from kvrecords.cli.main import main\n", encoding="utf-8")
+    assert imported_layers(module) == {"cli"}
