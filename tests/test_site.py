@@ -1,48 +1,97 @@
-"""The static site, without a browser: pages, links, escaping, no remote resources."""
+"""The static site, without a browser: pages, links, escaping, what each page shows, one read."""
 
 from __future__ import annotations
 
+import builtins
+import io
 import re
+import subprocess
+import sys
+from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import REPO, copy_dataset
+from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import discover
+from kvrecords.tools.explain import explain_record
 from kvrecords.tools.export import rows
 from kvrecords.tools.site import build_site, format_bytes, format_tokens, slug
+from kvrecords.tools.site.charts import (
+    DecodePoint,
+    LinearAxis,
+    LogAxis,
+    ModelBar,
+    TtftPair,
+    bytes_per_token_chart,
+    decode_chart,
+    log_bounds,
+    ttft_chart,
+)
+from kvrecords.tools.site.data import gather, hardware_families
 
 HOSTILE = "<script>alert(1)</script>"
+ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
+SEED = "vllm-qwen38-27b-apc-150k-rtx5090"
 
 
-class Links(HTMLParser):
-    """Every URL a page references, by the tag and attribute that reference it."""
+class Page(HTMLParser):
+    """A page as a reader and a link checker see it: its URLs, its text, its records table."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(convert_charrefs=True)
         self.refs: list[tuple[str, str, str]] = []  # tag, attribute, url
-        self.rows = 0
-        self.in_body = False
+        self.chunks: list[str] = []
+        self.table: list[list[tuple[str, str]]] = []  # #records rows: (data-sort, text) per cell
+        self._in_records = False
+        self._cell: list[str] | None = None
+        self._sort = ""
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
         for name, value in attrs:
             if name in ("href", "src", "xlink:href", "data") and value is not None:
                 self.refs.append((tag, name, value))
-        if tag == "tbody":
-            self.in_body = True
-        if tag == "tr" and self.in_body:
-            self.rows += 1
+        if tag == "table" and found.get("id") == "records":
+            self._in_records = True
+        if self._in_records and tag == "tr":
+            self.table.append([])
+        if self._in_records and tag == "td":
+            self._cell, self._sort = [], found.get("data-sort") or ""
 
     def handle_endtag(self, tag: str) -> None:
-        if tag == "tbody":
-            self.in_body = False
+        if tag == "table":
+            self._in_records = False
+        if tag == "td" and self._cell is not None:
+            self.table[-1].append((self._sort, " ".join(" ".join(self._cell).split())))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        self.chunks.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+
+    @property
+    def text(self) -> str:
+        """Every text on the page, whitespace collapsed."""
+        return " ".join(" ".join(self.chunks).split())
+
+    @property
+    def body_rows(self) -> list[list[tuple[str, str]]]:
+        return [row for row in self.table if row]
 
 
-def parse(path: Path) -> Links:
-    parser = Links()
-    parser.feed(path.read_text(encoding="utf-8"))
-    return parser
+def parse(path: Path) -> Page:
+    page = Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+def words(text: str) -> str:
+    return " ".join(text.split())
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +102,18 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_one_page_per_record_and_per_model(site: Path) -> None:
+def record_data(record_id: str) -> dict[str, Any]:
+    path = REPO / "records" / f"{record_id}.yaml"
+    document = read_document(path, str(path))
+    assert isinstance(document, Document)
+    data: dict[str, Any] = document.data
+    return data
+
+
+# ---------------------------------------------------------------- structure and links
+
+
+def test_one_page_per_record_model_and_hardware_class(site: Path) -> None:
     records = discover(REPO, "record")
     models = discover(REPO, "model")
     assert len(list((site / "records").glob("*.html"))) == len(records)
@@ -62,15 +122,24 @@ def test_one_page_per_record_and_per_model(site: Path) -> None:
         assert (site / "models" / f"{model.expected_id}.html").is_file()
     for row in rows(REPO):
         assert (site / "records" / f"{slug(row['id'])}.html").is_file()
+    classes = {entry.placement.class_id for entry in gather(REPO).records} - {None}
+    assert {p.stem for p in (site / "hardware").glob("*.html")} == classes
 
 
 def test_index_has_one_row_per_record(site: Path) -> None:
-    links = parse(site / "index.html")
-    assert links.rows == len(discover(REPO, "record"))
+    page = parse(site / "index.html")
+    assert len(page.body_rows) == len(discover(REPO, "record"))
     text = (site / "index.html").read_text(encoding="utf-8")
-    assert f'<span id="visible-count">{links.rows}</span>' in text
-    for unit in ("tokens", "ms", "tokens/s", "bytes (dtype)"):
+    assert f'<span id="visible-count">{len(page.body_rows)}</span>' in text
+    for unit in ("tokens", "ms", "tokens/s", "cold / warm", "bytes, per token beside (dtype)"):
         assert f'<span class="unit">{unit}</span>' in text
+
+
+def test_index_counts_the_models_that_have_records(site: Path) -> None:
+    with_records = len({row["model"] for row in rows(REPO)})
+    text = parse(site / "index.html").text
+    assert f"of {with_records} models (the dataset holds the geometry of" in text
+    assert with_records < len(discover(REPO, "model"))
 
 
 def test_every_local_link_exists_and_nothing_remote_is_loaded(site: Path) -> None:
@@ -95,14 +164,144 @@ def test_assets_are_local_and_css_is_print_friendly(site: Path) -> None:
     assert "http" not in (site / "assets" / "site.js").read_text(encoding="utf-8")
 
 
+# ---------------------------------------------------------------- the index table
+
+
+def _column(site: Path, header: str) -> int:
+    text = (site / "index.html").read_text(encoding="utf-8")
+    thead = text[text.index("<thead>") : text.index("</thead>")]
+    labels = re.findall(r'<span class="label">([^<]*)</span>', thead)
+    return labels.index(header)
+
+
+def test_speedup_column_sorts_by_the_ratio(site: Path) -> None:
+    index = _column(site, "speedup")
+    page = parse(site / "index.html")
+    by_record = {row[0][1]: row[index] for row in page.body_rows}
+    assert by_record[SEED] == ("23.0", "23x")
+    stated = {slug(r["id"]) for r in rows(REPO) if r["speedup"]}
+    assert {name for name, cell in by_record.items() if cell[0]} == stated
+
+
+def test_kv_column_is_the_cost_at_context_with_the_per_token_figure_beside(site: Path) -> None:
+    index = _column(site, "KV at context")
+    page = parse(site / "index.html")
+    by_record = {row[0][1]: row[index] for row in page.body_rows}
+    for row in rows(REPO):
+        sort, text = by_record[slug(row["id"])]
+        at_context, per_token = row["kv_bytes_at_context"], row["bytes_per_token"]
+        assert sort == ("" if at_context is None else repr(float(at_context)))
+        if at_context is not None:
+            assert text.startswith(format_bytes(at_context)), text
+        if per_token is not None:
+            assert f"{format_bytes(per_token)}/token" in text
+        assert text.endswith(row["kv_dtype"])
+    # gpt-oss-20b's sliding windows fill: 3 GiB at 131,072 tokens, not 48 KiB x 131,072
+    sort, text = by_record["gguf-parser-gpt-oss-20b-swa-kv-estimate"]
+    assert text == "3 GiB 48 KiB/token fp16"
+
+
+# ---------------------------------------------------------------- record pages
+
+
 def test_record_page_has_source_and_marked_recomputation(site: Path) -> None:
-    page = (site / "records" / "vllm-qwen38-27b-apc-150k-rtx5090.html").read_text(encoding="utf-8")
+    page = (site / "records" / f"{SEED}.html").read_text(encoding="utf-8")
     assert '<pre class="explain">' in page
     assert "bytes per token" in page
     assert '<span class="assumed">' in page
     assert "Senn Tech" in page
     linked = (site / "records" / "deepseek-v2-mla-8xh800.html").read_text(encoding="utf-8")
     assert '<a href="https://arxiv.org/abs/2405.04434"' in linked
+
+
+def test_record_pages_carry_the_validators_recomputation_verbatim(site: Path) -> None:
+    for row in rows(REPO)[:6]:
+        page = parse(site / "records" / f"{slug(row['id'])}.html")
+        assert words(explain_record(REPO, REPO / row["path"])) in page.text
+
+
+def test_record_pages_show_what_a_reader_needs(site: Path) -> None:
+    """Notes, workload, confidence and its reason, not_stated reasons, observations."""
+    for row in rows(REPO):
+        data = record_data(row["id"])
+        text = parse(site / "records" / f"{slug(row['id'])}.html").text
+        assert words(data["notes"]) in text
+        assert words(data["methodology"]["workload"]) in text
+        assert f"Confidence {data['confidence']}" in text
+        if "confidence_reason" in data:
+            assert words(data["confidence_reason"]) in text
+        for entry in data.get("not_stated", []):
+            assert f"{entry['field']} {words(entry['reason'])}" in text
+        for observation in data.get("results", {}).get("observations", []):
+            assert words(observation["label"]) in text
+            assert words(observation["stated_as"]) in text
+            for name in observation["figures"]:
+                assert name in text
+
+
+def test_seed_record_page_keeps_its_hit_rate_and_four_days(site: Path) -> None:
+    text = parse(site / "records" / f"{SEED}.html").text
+    assert "hit rate (0-1) 0.935" in text
+    assert "aggregate_prefix_hit_rate 0.43–0.45" in text
+    assert "duration_days 4" in text
+    # a null result shows why it is null
+    assert "decode (tokens/s) not stated The post does not publish decode tokens/s." in text
+
+
+# ---------------------------------------------------------------- the reader's view by hardware
+
+
+def test_families_are_the_ids_sharing_a_chip_name() -> None:
+    site = gather(REPO)
+    hardware = {
+        member.id: member for page in site.hardware_pages for member in page.hardware_class.members
+    }
+    families = {
+        page.hardware_class.id: {m.id for m in page.hardware_class.members}
+        for page in site.hardware_pages
+        if page.hardware_class.family
+    }
+    assert families["h100"] == {"h100-sxm", "h100-pcie"}
+    assert families["a100"] == {"a100-40gb-sxm", "a100-80gb-pcie", "a100-80gb-sxm"}
+    assert hardware_families(hardware).keys() <= families.keys()
+    assert "rtx" not in families and "apple" not in families
+
+
+def test_accelerator_page_groups_a_family_and_links_its_records(site: Path) -> None:
+    page = parse(site / "hardware" / "h100.html")
+    linked = {url for tag, _, url in page.refs if tag == "a" and url.startswith("../records/")}
+    expected = {
+        "vllm-cpu-offload-llama31-8b-h100",  # h100-sxm
+        "llmd-precise-prefix-routing-qwen3-32b-6k-16xh100",  # 'NVIDIA H100', form factor unstated
+        "lmcache-tiered-llama33-70b-8xh100-1k-100k",  # 'nvidia-h100-mega-80gb'
+        "vllm-fp8kv-gpt-oss-20b-h100-20k-c8",
+        "vllm-turboquant-fp8-llama33-70b-4xh100-1k",
+    }
+    assert linked == {f"../records/{name}.html" for name in expected}
+    assert "NVIDIA H100" in page.text
+    assert "16 x h100, form factor not stated" in page.text
+    # 'a single A100/H100' names two families: the record stays unplaced
+    assert "lmcache-cpu-offload-gpt-oss-120b-20k" not in page.text
+    index = parse(site / "index.html")
+    assert ("a", "href", "hardware/h100.html") in index.refs
+    record = parse(site / "records" / "llmd-precise-prefix-routing-qwen3-32b-6k-16xh100.html")
+    assert ("a", "href", "../hardware/h100.html") in record.refs
+
+
+def test_accelerator_page_ranks_what_each_technique_bought(site: Path) -> None:
+    text = (site / "hardware" / "gb10-dgx-spark.html").read_text(encoding="utf-8")
+    section = text[text.index('<h3 id="prefix_caching">') :]
+    section = section[: section.index("</table>")]
+    order = re.findall(r'href="\.\./records/([^"]+)\.html"', section)
+    # 7.5x before 2.3x; a record with no speedup after both
+    assert order[:2] == [
+        "vllm-prefix-reuse-qwen38-flash-next-2xgb10-131k",
+        "vllm-apc-qwen38-flash-next-nvfp4-gb10",
+    ]
+    assert 'id="chart-ttft"' in text
+
+
+# ---------------------------------------------------------------- charts
 
 
 def test_model_page_chart_has_labelled_axes_and_legend(site: Path) -> None:
@@ -126,25 +325,122 @@ def test_overview_charts_on_index(site: Path) -> None:
         assert family in page
 
 
-def test_hostile_text_is_escaped(tmp_path: Path) -> None:
-    root = copy_dataset(tmp_path / "data")
+def test_scales() -> None:
+    axis = LogAxis(1024, 131072, 0, 700)
+    assert axis.at(1024) == 0 and axis.at(131072) == 700
+    assert axis.at(8192) == pytest.approx(300)
+    assert axis.ticks(2) == [2.0**p for p in range(10, 18)]
+    assert log_bounds([3, 900], 10) == (1.0, 1000.0)
+    assert log_bounds([100], 10) == (10.0, 1000.0)  # a value on a power gets room
+    linear = LinearAxis(0, 115, 300, 0)
+    assert linear.at(0) == 300 and linear.at(115) == 0
+    assert linear.ticks() == [0, 25, 50, 75, 100]
+
+
+# ---------------------------------------------------------------- escaping
+
+
+def _hostile_dataset(root: Path) -> None:
+    """A record, its model and its hardware with markup in every kind of text a page shows."""
     record = root / "records" / "kv-efficiency" / "deepseek-v2-mla-8xh800.yaml"
     text = record.read_text(encoding="utf-8")
     text = re.sub(r"(?m)^title: >-\n(  .*\n)+", f"title: '{HOSTILE} & \"quotes\"'\n", text, count=1)
-    text = text.replace(
-        "url: https://arxiv.org/abs/2405.04434", "url: 'javascript:alert(1)'"
-    ).replace("publisher: DeepSeek-AI", f"publisher: '{HOSTILE}'")
+    text = re.sub(r"(?m)^notes: >-\n(  .*\n)+", f"notes: '{HOSTILE} in the notes'\n", text, count=1)
+    text = (
+        text.replace("url: https://arxiv.org/abs/2405.04434", "url: 'javascript:alert(1)'")
+        .replace("publisher: DeepSeek-AI", f"publisher: '{HOSTILE}'")
+        .replace("name: deepseek-internal", f"name: '{HOSTILE}'")
+    )
     record.write_text(text, encoding="utf-8")
-    out = build_site(root, tmp_path / "site")
-    for page in out:
+    model = root / "models" / "deepseek-v2.yaml"
+    model.write_text(
+        re.sub(r"(?m)^name: .*$", f"name: '{HOSTILE}'", model.read_text(encoding="utf-8")),
+        encoding="utf-8",
+    )
+    hardware = root / "hardware" / "h800.yaml"
+    hardware.write_text(
+        re.sub(r"(?m)^name: .*$", f"name: '{HOSTILE}'", hardware.read_text(encoding="utf-8")),
+        encoding="utf-8",
+    )
+
+
+def test_markup_in_the_dataset_is_escaped_on_every_page_that_shows_it(tmp_path: Path) -> None:
+    root = copy_dataset(tmp_path / "data")
+    _hostile_dataset(root)
+    written = build_site(root, tmp_path / "site")
+    for page in written:
         if page.suffix == ".html":
             content = page.read_text(encoding="utf-8")
             assert HOSTILE not in content, page
             assert 'href="javascript:' not in content.lower(), page
-    record_page = tmp_path / "site" / "records" / "deepseek-v2-mla-8xh800.html"
-    content = record_page.read_text(encoding="utf-8")
-    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quotes&quot;" in content
-    assert "<script" not in content
+    site = tmp_path / "site"
+    record = (site / "records" / "deepseek-v2-mla-8xh800.html").read_text(encoding="utf-8")
+    assert f"{ESCAPED} &amp; &#34;quotes&#34;" in record  # the title
+    assert f"{ESCAPED} in the notes" in record
+    assert "<script" not in record
+    shown_on = {
+        "index.html": 2,  # the engine in the table and in the engine filter
+        "records/deepseek-v2-mla-8xh800.html": 6,  # title (twice), notes, publisher, engine, model
+        "models/deepseek-v2.html": 3,  # the model's name (twice) and the record's title
+        "hardware/h800.html": 3,  # the hardware's name (twice), the engine
+    }
+    for name, at_least in shown_on.items():
+        content = (site / name).read_text(encoding="utf-8")
+        assert content.count(ESCAPED) >= at_least, name
+
+
+def test_markup_in_a_chart_label_is_escaped() -> None:
+    """Dataset ids are file-safe, but a chart escapes whatever it is given."""
+    hostile_href = 'x.html" onclick="alert(1)'
+    charts = [
+        bytes_per_token_chart([ModelBar(HOSTILE, hostile_href, 65536.0, "full")]),
+        ttft_chart([TtftPair(HOSTILE, hostile_href, 900.0, 90.0, HOSTILE, "90")]),
+        decode_chart([DecodePoint(HOSTILE, hostile_href, 4096.0, 50.0)]),
+    ]
+    for chart in charts:
+        assert HOSTILE not in chart.svg and 'onclick="' not in chart.svg, chart.ident
+        assert ESCAPED in chart.svg and "&#34; onclick=&#34;" in chart.svg, chart.ident
+
+
+# ---------------------------------------------------------------- reading the dataset once
+
+
+def test_the_build_reads_each_record_file_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: Counter[Path] = Counter()
+    real_open = io.open
+
+    def counting_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(file, (str, Path)):
+            opened[Path(file).resolve()] += 1
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(io, "open", counting_open)
+    monkeypatch.setattr(builtins, "open", counting_open)
+    build_site(REPO, tmp_path / "site")
+    monkeypatch.undo()
+    records = [f.path.resolve() for f in discover(REPO, "record")]
+    assert {path: opened[path] for path in records} == dict.fromkeys(records, 1)
+    for folder in ("models", "hardware"):
+        files = [p.resolve() for p in (REPO / folder).glob("*.yaml")]
+        assert max(opened[p] for p in files) == 1, folder
+
+
+def test_the_rows_are_exports_rows() -> None:
+    assert [entry.row for entry in gather(REPO).records] == rows(REPO)
+
+
+def test_validating_does_not_load_jinja() -> None:
+    code = (
+        "import sys; from kvrecords.cli.main import main; import kvrecords.cli.commands; "
+        "main(['validate']); print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('jinja2', 'markupsafe') or m.startswith('kvrecords.tools.site')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stderr
 
 
 def test_units() -> None:

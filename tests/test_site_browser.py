@@ -161,6 +161,37 @@ def test_text_filter_and_technique_select_reduce_rows(browser: WebDriver, site: 
     assert _severe(browser) == []
 
 
+def test_hardware_filter_takes_a_family_or_one_form_factor(
+    browser: WebDriver, site: Path
+) -> None:
+    _open_index(browser, site)
+    select = Select(browser.find_element(By.ID, "filter-hardware"))
+    select.select_by_value("h100")
+    family = _visible_rows(browser)
+    keys = [(row.get_attribute("data-hardware") or "").split() for row in family]
+    assert all("h100" in k for k in keys)
+    assert any("h100-sxm" in k for k in keys), "a stated h100-sxm is in the family"
+    assert any(k == ["h100"] for k in keys), "so is an H100 of unstated form factor"
+    select.select_by_value("h100-sxm")
+    one = _visible_rows(browser)
+    assert 0 < len(one) < len(family)
+    for row in one:
+        assert "h100-sxm" in (row.get_attribute("data-hardware") or "").split()
+    assert _severe(browser) == []
+
+
+def test_accelerator_page_opens_from_a_hardware_cell(browser: WebDriver, site: Path) -> None:
+    _open_index(browser, site)
+    link = browser.find_element(By.CSS_SELECTOR, "#records tbody td a[href='hardware/h100.html']")
+    link.click()
+    assert browser.find_element(By.TAG_NAME, "h1").text == "NVIDIA H100"
+    tables = browser.find_elements(By.CSS_SELECTOR, "table.by-technique")
+    assert tables and all(t.size["height"] > 0 for t in tables)
+    browser.find_element(By.CSS_SELECTOR, "table.by-technique a[href^='../records/']").click()
+    assert browser.find_element(By.CSS_SELECTOR, "pre.explain")
+    assert _severe(browser) == []
+
+
 def test_record_link_opens_the_recomputation(browser: WebDriver, site: Path) -> None:
     _open_index(browser, site)
     link = browser.find_element(By.CSS_SELECTOR, "#records tbody tr td a[href^='records/']")

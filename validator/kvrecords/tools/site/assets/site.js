@@ -92,7 +92,8 @@
       if (model && data.model !== model) {
         show = false;
       }
-      if (hardware && data.hardware !== hardware) {
+      // a record on an h100-sxm matches both "h100-sxm" and its family "h100"
+      if (hardware && !data.hardware.split(" ").includes(hardware)) {
         show = false;
       }
       if (engine && data.engine !== engine) {

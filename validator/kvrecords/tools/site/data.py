@@ -1,0 +1,523 @@
+"""Everything the site shows, gathered once per build.
+
+Each record file is read once; from that one parse come its export row (the figures ``export``
+gives), the validator's recomputation and the page's prose. Each model file and each hardware
+file is read once too, and every record of a model shares the one ``Model``. The site runs on
+a dataset that validates (``kvrecords site build`` checks first); a record or model that
+cannot be read stops the build with a ``ValueError`` naming the file.
+
+Hardware is grouped into classes for the reader's view: a hardware id is its own class unless
+it belongs to a family, ids sharing a chip name before their first hyphen (``h100-sxm`` and
+``h100-pcie`` are the family ``h100``). A record whose accelerator is not stated joins a family
+when its host or memory description names exactly one family's chip (``4x H100, form factor
+not stated``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from kvrecords.checks.hardware import HardwareCatalog
+from kvrecords.dataset.document import Document, read_document
+from kvrecords.dataset.layout import SCHEMA_DIR, DatasetFile, discover
+from kvrecords.dataset.models import model_from_data
+from kvrecords.dataset.records import basis_report
+from kvrecords.dataset.schemas import schema_problems
+from kvrecords.kv.arithmetic import group_cost, kv_report, parse_element_type
+from kvrecords.kv.geometry import LeafGroup, Model, Parallel
+from kvrecords.kv.hardware import Hardware
+from kvrecords.tools.site.formatting import (
+    format_bytes,
+    format_ratio,
+    number,
+    page_name,
+    plain_number,
+    safe_url,
+    slug,
+)
+from kvrecords.tools.site.recomputation import recompute
+
+BF16 = parse_element_type("bf16")
+DEFAULT_MAX_CONTEXT = 128 * 1024
+ASSUMED = re.compile(r"\bassume[ds]\b", re.IGNORECASE)
+STATED_RATIO = re.compile(r"^(\d{1,3}(,\d{3})+|\d+)(\.\d+)?x$")  # the schema's ratio
+
+
+# ---------------------------------------------------------------- hardware classes
+
+
+class HardwareClass(NamedTuple):
+    """What the reader's view groups by: one hardware id, or a family of them."""
+
+    id: str  # the page's name: a hardware id ('rtx-5090') or a family ('h100')
+    name: str  # 'NVIDIA GeForce RTX 5090', 'NVIDIA H100'
+    members: tuple[Hardware, ...]  # the hardware files it covers (none: the id has no file)
+    family: bool
+
+    @property
+    def label(self) -> str:
+        return f"{self.id} (any form factor)" if self.family else self.id
+
+
+class Placement(NamedTuple):
+    """Where a record ran, as the site shows and groups it."""
+
+    hardware_class: HardwareClass | None
+    text: str  # '8 x h800', '16 x h100, form factor not stated', 'not stated'
+    filter_keys: tuple[str, ...]  # the hardware filter's values that match the record
+
+    @property
+    def class_id(self) -> str | None:
+        return None if self.hardware_class is None else self.hardware_class.id
+
+
+def _common_words(names: Iterable[str]) -> str:
+    split = [name.split() for name in names]
+    common: list[str] = []
+    for words in zip(*split, strict=False):
+        if len(set(words)) != 1:
+            break
+        common.append(words[0])
+    return " ".join(common)
+
+
+def hardware_families(hardware: Mapping[str, Hardware]) -> dict[str, HardwareClass]:
+    """Families: two or more ids that share a chip name (with a digit) before the first hyphen."""
+    by_chip: dict[str, list[Hardware]] = {}
+    for hardware_id in sorted(hardware):
+        chip = hardware_id.split("-", 1)[0]
+        if any(character.isdigit() for character in chip):
+            by_chip.setdefault(chip, []).append(hardware[hardware_id])
+    return {
+        chip: HardwareClass(
+            chip, _common_words(m.name for m in members) or chip.upper(), tuple(members), True
+        )
+        for chip, members in by_chip.items()
+        if len(members) > 1
+    }
+
+
+def _named_family(
+    stated: Mapping[str, Any], families: Mapping[str, HardwareClass]
+) -> HardwareClass | None:
+    """The one family whose chip the host or memory description names, else None."""
+    described = " ".join(str(stated.get(key) or "") for key in ("host", "memory_stated"))
+    named = [
+        family
+        for chip, family in families.items()
+        if re.search(rf"(?<![a-z0-9]){re.escape(chip)}(?![a-z0-9])", described, re.IGNORECASE)
+    ]
+    return named[0] if len(named) == 1 else None
+
+
+def placement(
+    stated: Mapping[str, Any],
+    hardware: Mapping[str, Hardware],
+    families: Mapping[str, HardwareClass],
+) -> Placement:
+    """The class and wording of a record's ``methodology.hardware``."""
+    accelerator, count = stated.get("accelerator"), stated.get("count")
+    times = f"{count} x " if count else ""
+    if accelerator:
+        family = next((f for f in families.values() if accelerator in _ids(f)), None)
+        if family is not None:
+            return Placement(family, f"{times}{accelerator}", (family.id, accelerator))
+        known = hardware.get(accelerator)
+        own = HardwareClass(
+            accelerator, known.name if known else accelerator, (known,) if known else (), False
+        )
+        return Placement(own, f"{times}{accelerator}", (accelerator,))
+    family = _named_family(stated, families)
+    if family is not None:
+        return Placement(family, f"{times}{family.id}, form factor not stated", (family.id,))
+    return Placement(None, f"{times}accelerator not stated" if times else "not stated", ())
+
+
+def _ids(hardware_class: HardwareClass) -> tuple[str, ...]:
+    return tuple(member.id for member in hardware_class.members)
+
+
+# ---------------------------------------------------------------- records
+
+
+class Speedup(NamedTuple):
+    value: float
+    text: str
+    stated: bool  # False: cold / warm worked out here, the source gives no ratio
+
+
+def speedup_of(results: Mapping[str, Any]) -> Speedup | None:
+    """The speedup the record states (``23x``), else cold / warm TTFT when both are given."""
+    stated = results.get("speedup")
+    if isinstance(stated, str) and STATED_RATIO.match(stated):
+        return Speedup(float(stated.removesuffix("x").replace(",", "")), stated, True)
+    cold = plain_number(results.get("cold_ttft_ms"))
+    warm = plain_number(results.get("warm_ttft_ms"))
+    if cold and warm:
+        return Speedup(cold / warm, format_ratio(cold / warm), False)
+    return None
+
+
+# The headline figures and the results, in the order a reader wants them.
+HEADLINE_LABELS = {
+    "measured_ttft_ms_at_ctx": "TTFT at context (ms)",
+    "measured_tps_at_ctx": "decode at context (tokens/s)",
+}
+RESULT_LABELS = {
+    "cold_ttft_ms": "TTFT cold (ms)",
+    "warm_ttft_ms": "TTFT warm (ms)",
+    "speedup": "speedup (cold / warm)",
+    "hit_rate": "hit rate (0-1)",
+    "tokens_not_recomputed": "tokens not recomputed",
+    "bytes_not_recomputed": "bytes not recomputed",
+    "decode_tokens_per_s": "decode (tokens/s)",
+    "decode_rate_scope": "decode rate is",
+    "prefill_tokens_per_s": "prefill (tokens/s)",
+    "prefill_tokens_per_s_from_ttft": "prefill from TTFT (tokens/s)",
+}
+
+
+class Figure(NamedTuple):
+    label: str
+    value: Any  # as written; None: the source does not state it
+    reason: str  # why it is not stated ('' when it is)
+
+
+class Observation(NamedTuple):
+    """A further figure set the source gives (another host, run or setting), as stated."""
+
+    label: str
+    hardware: str
+    context_tokens: int | None
+    figures: tuple[tuple[str, Any], ...]
+    stated_as: str
+
+
+def hardware_words(stated: Mapping[str, Any]) -> str:
+    """A ``hardware`` mapping in words: '4 x rtx-5090, 128 GB VRAM'."""
+    count, accelerator = stated.get("count"), stated.get("accelerator")
+    words = f"{count} x " if count else ""
+    words += accelerator or ("accelerator not stated" if count else "not stated")
+    extra = [stated[key] for key in ("memory_stated", "host", "parallelism") if stated.get(key)]
+    return ", ".join([words, *extra])
+
+
+class ExplainLine(NamedTuple):
+    text: str
+    assumed: bool  # the line rests on an assumption, not a stated figure
+
+
+@dataclass(frozen=True)
+class RecordEntry:
+    """One record: its export row, its data as written, and what the site derives from it."""
+
+    row: dict[str, Any]
+    data: dict[str, Any]
+    placement: Placement
+    speedup: Speedup | None
+    explanation: tuple[ExplainLine, ...]
+
+    @property
+    def slug(self) -> str:
+        return slug(self.row["id"])
+
+    @property
+    def decode(self) -> Any:
+        """The decode rate at the record's context, else the one in results."""
+        headline = self.row["measured_tps_at_ctx"]
+        return headline if headline is not None else self.row["decode_tokens_per_s"]
+
+    @property
+    def reasons(self) -> dict[str, str]:
+        """Why each null is null, by dotted field."""
+        return {entry["field"]: entry["reason"] for entry in self.data.get("not_stated", [])}
+
+    @property
+    def url(self) -> str | None:
+        """The source's link when it is http(s), else None (shown as text, never linked)."""
+        return safe_url(self.row["source_url"])
+
+    def results(self) -> list[Figure]:
+        """The headline figures, then every result the record holds, with the reason for a null."""
+        reasons = self.reasons
+        figures = [
+            Figure(label, self.data.get(key), reasons.get(key, ""))
+            for key, label in HEADLINE_LABELS.items()
+        ]
+        results: dict[str, Any] = self.data.get("results", {})
+        ordered = [k for k in RESULT_LABELS if k in results]
+        ordered += [k for k in results if k not in RESULT_LABELS and k != "observations"]
+        for key in ordered:
+            reason = reasons.get(f"results.{key}", "")
+            figures.append(Figure(RESULT_LABELS.get(key, key), results[key], reason))
+        return figures
+
+    @property
+    def observations(self) -> list[Observation]:
+        return [
+            Observation(
+                item["label"],
+                hardware_words(item["hardware"]) if "hardware" in item else "",
+                item.get("context_tokens"),
+                tuple(item["figures"].items()),
+                item["stated_as"],
+            )
+            for item in self.data.get("results", {}).get("observations", [])
+        ]
+
+    def rank(self) -> tuple[float, float, str]:
+        """Best first: the larger speedup, then the faster decode."""
+        speedup = self.speedup.value if self.speedup else 0.0
+        return (-speedup, -(plain_number(self.decode) or 0.0), self.slug)
+
+
+def _whole(value: Fraction | None) -> int | None:
+    """Exact bytes as a number: whole bytes stay integers, sub-byte totals round up."""
+    if value is None:
+        return None
+    return value.numerator if value.denominator == 1 else -(-value.numerator // value.denominator)
+
+
+def _geometry_summary(model: Model) -> str:
+    parts = []
+    for group in model.groups:
+        if isinstance(group, Parallel):
+            parts.append(f"{group.layers} parallel ({' + '.join(m.kind for m in group.mixers)})")
+        else:
+            parts.append(f"{group.layers} {group.kind}")
+    return ", ".join(parts)
+
+
+def export_row(data: dict[str, Any], model: Model, display: str) -> dict[str, Any]:
+    """The row ``export.rows`` gives for one record, from data already read."""
+    basis = data["kv_bytes_basis"]
+    report = basis_report(model, basis)
+    context = basis.get("context_tokens")
+    methodology = data["methodology"]
+    source, hardware = methodology["source"], methodology["hardware"]
+    results = data.get("results", {})
+    return {
+        "id": data["id"],
+        "title": data.get("title"),
+        "techniques": data.get("techniques", []),
+        "model": data["model"],
+        "model_name": model.name,
+        "model_layers": model.num_layers,
+        "model_geometry": _geometry_summary(model),
+        "accelerator": hardware.get("accelerator"),
+        "accelerator_count": hardware.get("count"),
+        "engine": methodology["engine"]["name"],
+        "engine_version": methodology["engine"].get("version"),
+        "weights_precision": methodology.get("weights_precision"),
+        "context_tokens": context,
+        "kv_dtype": basis["dtype"],
+        "kv_dtype_stated": basis["dtype_stated"],
+        "layers_counted": basis["layers_counted"],
+        "bytes_per_token": _whole(report.bytes_per_token),
+        "kv_bytes_at_context": _whole(report.kv_bytes_at_context) if context else None,
+        "fixed_state_bytes": _whole(report.fixed_state_bytes),
+        "measured_ttft_ms_at_ctx": data["measured_ttft_ms_at_ctx"],
+        "measured_tps_at_ctx": data["measured_tps_at_ctx"],
+        "cold_ttft_ms": results.get("cold_ttft_ms"),
+        "warm_ttft_ms": results.get("warm_ttft_ms"),
+        "hit_rate": results.get("hit_rate"),
+        "decode_tokens_per_s": results.get("decode_tokens_per_s"),
+        "speedup": results.get("speedup"),
+        "publisher": source["publisher"],
+        "source_url": source.get("url"),
+        "published": source.get("published"),
+        "locator": source.get("locator"),
+        "confidence": data["confidence"],
+        "path": display,
+    }
+
+
+# ---------------------------------------------------------------- models
+
+
+class GroupRow(NamedTuple):
+    """One leaf group of a model's layers, as its page's table shows it (bf16)."""
+
+    number: int
+    kind: str
+    layers: int
+    dimensions: str
+    per_token: str
+    state: str
+    formula: str
+
+
+def _dimensions(leaf: LeafGroup) -> str:
+    skip = {"layers"} if leaf.kind == "sliding_window" else {"layers", "window"}
+    parts = []
+    for name, value in zip(leaf._fields, leaf, strict=True):
+        if name in skip or (name in ("v_head_dim", "window") and value is None):
+            continue
+        parts.append(f"{name} {'?' if value is None else value}")
+    return ", ".join(parts) or "none"
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    id: str
+    model: Model
+    data: dict[str, Any]
+    records: tuple[RecordEntry, ...]
+
+    @property
+    def page(self) -> str:
+        return page_name(self.id)
+
+    @property
+    def stated_max_context(self) -> int | None:
+        value = self.data.get("max_context_tokens")
+        return value if isinstance(value, int) and value > 1024 else None
+
+    @property
+    def chart_max_context(self) -> int:
+        return self.stated_max_context or DEFAULT_MAX_CONTEXT
+
+    @property
+    def bytes_per_token(self) -> Fraction | None:
+        """bf16, every layer as the model has it, while every layer still grows."""
+        return kv_report(self.model, BF16, 1).bytes_per_token
+
+    def group_rows(self) -> list[GroupRow]:
+        rows = []
+        for index, group in enumerate(self.model.groups):
+            leaves = group.mixers if isinstance(group, Parallel) else (group,)
+            for leaf in leaves:
+                cost = group_cost(leaf, BF16, BF16, 1)
+                per_token = "unknown"
+                if cost.bytes_per_token is not None:
+                    exact = number(cost.bytes_per_token)
+                    per_token = f"{format_bytes(cost.bytes_per_token)} ({exact} B)"
+                state = "unknown" if cost.state_bytes is None else format_bytes(cost.state_bytes)
+                kind = f"parallel: {leaf.kind}" if isinstance(group, Parallel) else leaf.kind
+                rows.append(
+                    GroupRow(
+                        index + 1,
+                        kind,
+                        leaf.layers,
+                        _dimensions(leaf),
+                        per_token,
+                        state,
+                        cost.token_formula,
+                    )
+                )
+        return rows
+
+
+# ---------------------------------------------------------------- the whole site
+
+
+@dataclass(frozen=True)
+class HardwarePage:
+    """The reader's view of one hardware class: its records, by technique, best first."""
+
+    hardware_class: HardwareClass
+    records: tuple[RecordEntry, ...]
+
+    @property
+    def page(self) -> str:
+        return page_name(self.hardware_class.id)
+
+    def by_technique(self) -> list[tuple[str, list[RecordEntry]]]:
+        techniques = sorted({t for entry in self.records for t in entry.row["techniques"]})
+        return [
+            (t, sorted((e for e in self.records if t in e.row["techniques"]), key=RecordEntry.rank))
+            for t in techniques
+        ]
+
+
+@dataclass(frozen=True)
+class SiteData:
+    records: tuple[RecordEntry, ...]
+    models: tuple[ModelEntry, ...]
+    hardware_pages: tuple[HardwarePage, ...]
+
+    @property
+    def models_with_records(self) -> int:
+        return sum(1 for model in self.models if model.records)
+
+
+def _read(dataset_file: DatasetFile) -> Document:
+    document = read_document(dataset_file.path, dataset_file.display)
+    if not isinstance(document, Document):
+        details = "; ".join(f"{p.code} {p.message}" for p in document)
+        raise ValueError(f"{dataset_file.display} cannot be read ({details}): validate first")
+    return document
+
+
+def _read_models(root: Path) -> dict[str, tuple[Model, dict[str, Any]]]:
+    models = {}
+    for model_file in discover(root, "model"):
+        document = _read(model_file)
+        if schema_problems(document, "model", root / SCHEMA_DIR):
+            raise ValueError(f"{model_file.display} fails its schema: validate first")
+        models[model_file.expected_id] = (model_from_data(document.data), document.data)
+    return models
+
+
+def _read_record(
+    root: Path,
+    record_file: DatasetFile,
+    models: Mapping[str, tuple[Model, dict[str, Any]]],
+    catalog: HardwareCatalog,
+    families: Mapping[str, HardwareClass],
+    hardware: Mapping[str, Hardware],
+) -> RecordEntry:
+    document = _read(record_file)
+    data: dict[str, Any] = document.data
+    if data.get("model") not in models:
+        raise ValueError(f"{record_file.display}: no model file for {data.get('model')!r}")
+    model = models[data["model"]][0]
+    text = recompute(root, document, model, catalog)
+    return RecordEntry(
+        row=export_row(data, model, record_file.display),
+        data=data,
+        placement=placement(data["methodology"]["hardware"], hardware, families),
+        speedup=speedup_of(data.get("results", {})),
+        explanation=tuple(
+            ExplainLine(line, bool(ASSUMED.search(line))) for line in text.split("\n")
+        ),
+    )
+
+
+def gather(root: Path) -> SiteData:
+    """Read the dataset at ``root`` once and derive everything the pages show."""
+    root = root.resolve()
+    catalog = HardwareCatalog(root)
+    hardware = {}
+    for hardware_id in catalog.ids():
+        state = catalog.get(hardware_id)
+        if state is not None and state.hardware is not None:
+            hardware[hardware_id] = state.hardware
+    families = hardware_families(hardware)
+    models = _read_models(root)
+    records = sorted(
+        (
+            _read_record(root, record_file, models, catalog, families, hardware)
+            for record_file in discover(root, "record")
+        ),
+        key=lambda entry: entry.row["id"],
+    )
+    model_entries = tuple(
+        ModelEntry(model_id, model, data, tuple(r for r in records if r.row["model"] == model_id))
+        for model_id, (model, data) in models.items()
+    )
+    classes = {
+        r.placement.hardware_class.id: r.placement.hardware_class
+        for r in records
+        if r.placement.hardware_class is not None
+    }
+    pages = tuple(
+        HardwarePage(classes[key], tuple(r for r in records if r.placement.class_id == key))
+        for key in sorted(classes)
+    )
+    return SiteData(tuple(records), model_entries, pages)
