@@ -15,8 +15,10 @@ from typing import Any
 import pytest
 
 from conftest import REPO, copy_dataset
+from kvrecords.checks.hardware import HardwareCatalog
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import discover
+from kvrecords.kv.hardware import Hardware
 from kvrecords.tools.explain import explain_record
 from kvrecords.tools.export import rows
 from kvrecords.tools.site import build_site, format_bytes, format_tokens, slug
@@ -31,7 +33,7 @@ from kvrecords.tools.site.charts import (
     log_bounds,
     ttft_chart,
 )
-from kvrecords.tools.site.data import gather, hardware_families
+from kvrecords.tools.site.data import gather, hardware_families, placement
 
 HOSTILE = "<script>alert(1)</script>"
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
@@ -251,20 +253,58 @@ def test_seed_record_page_keeps_its_hit_rate_and_four_days(site: Path) -> None:
 # ---------------------------------------------------------------- the reader's view by hardware
 
 
-def test_families_are_the_ids_sharing_a_chip_name() -> None:
-    site = gather(REPO)
-    hardware = {
-        member.id: member for page in site.hardware_pages for member in page.hardware_class.members
+@pytest.fixture(scope="module")
+def hardware() -> dict[str, Hardware]:
+    """Every hardware file of the repository."""
+    catalog = HardwareCatalog(REPO)
+    found = {}
+    for hardware_id in catalog.ids():
+        state = catalog.get(hardware_id)
+        if state is not None and state.hardware is not None:
+            found[hardware_id] = state.hardware
+    return found
+
+
+def test_families_are_the_ids_sharing_a_chip_name(hardware: dict[str, Hardware]) -> None:
+    families = hardware_families(hardware)
+    assert {m.id for m in families["h100"].members} == {"h100-sxm", "h100-pcie"}
+    assert {m.id for m in families["a100"].members} == {
+        "a100-40gb-sxm",
+        "a100-80gb-pcie",
+        "a100-80gb-sxm",
     }
-    families = {
-        page.hardware_class.id: {m.id for m in page.hardware_class.members}
-        for page in site.hardware_pages
-        if page.hardware_class.family
-    }
-    assert families["h100"] == {"h100-sxm", "h100-pcie"}
-    assert families["a100"] == {"a100-40gb-sxm", "a100-80gb-pcie", "a100-80gb-sxm"}
-    assert hardware_families(hardware).keys() <= families.keys()
-    assert "rtx" not in families and "apple" not in families
+    assert families["h100"].name == "NVIDIA H100"  # the words the members' names share
+    assert "rtx" not in families and "apple" not in families  # a vendor or line, not a chip
+
+
+@pytest.mark.parametrize(
+    ("stated", "text", "class_id"),
+    [
+        ({"accelerator": "h100-sxm", "count": 1}, "1 x h100-sxm", "h100"),
+        ({"accelerator": "rtx-5090", "count": 2}, "2 x rtx-5090", "rtx-5090"),
+        (
+            {"accelerator": None, "count": 4, "host": "4x H100 (form factor not stated)"},
+            "4 x h100, form factor not stated",
+            "h100",
+        ),
+        (
+            {"accelerator": None, "count": 8, "memory_stated": "8 x nvidia-h100-mega-80gb"},
+            "8 x h100, form factor not stated",
+            "h100",
+        ),
+        (
+            {"accelerator": None, "count": 1, "host": "a single A100/H100"},
+            "1 x accelerator not stated",
+            None,
+        ),
+        ({"accelerator": None, "count": None, "host": "8x RTX 5090"}, "not stated", None),
+    ],
+)
+def test_placement(
+    hardware: dict[str, Hardware], stated: dict[str, Any], text: str, class_id: str | None
+) -> None:
+    found = placement(stated, hardware, hardware_families(hardware))
+    assert (found.text, found.class_id) == (text, class_id)
 
 
 def test_accelerator_page_groups_a_family_and_links_its_records(site: Path) -> None:
