@@ -33,7 +33,8 @@ from kvrecords.tools.site.charts import (
     log_bounds,
     ttft_chart,
 )
-from kvrecords.tools.site.data import gather, hardware_families, placement
+from kvrecords.tools.site.data import gather
+from kvrecords.tools.site.hardware import hardware_families, placement
 
 HOSTILE = "<script>alert(1)</script>"
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"

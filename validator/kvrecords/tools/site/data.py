@@ -1,22 +1,16 @@
 """Everything the site shows, gathered once per build.
 
-Each record file is read once; from that one parse come its export row (the figures ``export``
-gives), the validator's recomputation and the page's prose. Each model file and each hardware
-file is read once too, and every record of a model shares the one ``Model``. The site runs on
-a dataset that validates (``kvrecords site build`` checks first); a record or model that
-cannot be read stops the build with a ``ValueError`` naming the file.
-
-Hardware is grouped into classes for the reader's view: a hardware id is its own class unless
-it belongs to a family, ids sharing a chip name before their first hyphen (``h100-sxm`` and
-``h100-pcie`` are the family ``h100``). A record whose accelerator is not stated joins a family
-when its host or memory description names exactly one family's chip (``4x H100, form factor
-not stated``).
+Each record file is read once; from that one parse come its export row (``rows``), the
+validator's recomputation (``recomputation``) and the page's prose. Each model file and each
+hardware file is read once too, and every record of a model shares the one ``Model``. The site
+runs on a dataset that validates (``kvrecords site build`` checks first); a record or model
+that cannot be read stops the build with a ``ValueError`` naming the file.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -26,7 +20,6 @@ from kvrecords.checks.hardware import HardwareCatalog
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import SCHEMA_DIR, DatasetFile, discover
 from kvrecords.dataset.models import model_from_data
-from kvrecords.dataset.records import basis_report
 from kvrecords.dataset.schemas import schema_problems
 from kvrecords.kv.arithmetic import group_cost, kv_report, parse_element_type
 from kvrecords.kv.geometry import LeafGroup, Model, Parallel
@@ -40,106 +33,20 @@ from kvrecords.tools.site.formatting import (
     safe_url,
     slug,
 )
+from kvrecords.tools.site.hardware import (
+    HardwareClass,
+    Placement,
+    hardware_families,
+    hardware_words,
+    placement,
+)
 from kvrecords.tools.site.recomputation import recompute
+from kvrecords.tools.site.rows import export_row
 
 BF16 = parse_element_type("bf16")
 DEFAULT_MAX_CONTEXT = 128 * 1024
 ASSUMED = re.compile(r"\bassume[ds]\b", re.IGNORECASE)
 STATED_RATIO = re.compile(r"^(\d{1,3}(,\d{3})+|\d+)(\.\d+)?x$")  # the schema's ratio
-
-
-# ---------------------------------------------------------------- hardware classes
-
-
-class HardwareClass(NamedTuple):
-    """What the reader's view groups by: one hardware id, or a family of them."""
-
-    id: str  # the page's name: a hardware id ('rtx-5090') or a family ('h100')
-    name: str  # 'NVIDIA GeForce RTX 5090', 'NVIDIA H100'
-    members: tuple[Hardware, ...]  # the hardware files it covers (none: the id has no file)
-    family: bool
-
-    @property
-    def label(self) -> str:
-        return f"{self.id} (any form factor)" if self.family else self.id
-
-
-class Placement(NamedTuple):
-    """Where a record ran, as the site shows and groups it."""
-
-    hardware_class: HardwareClass | None
-    text: str  # '8 x h800', '16 x h100, form factor not stated', 'not stated'
-    filter_keys: tuple[str, ...]  # the hardware filter's values that match the record
-
-    @property
-    def class_id(self) -> str | None:
-        return None if self.hardware_class is None else self.hardware_class.id
-
-
-def _common_words(names: Iterable[str]) -> str:
-    split = [name.split() for name in names]
-    common: list[str] = []
-    for words in zip(*split, strict=False):
-        if len(set(words)) != 1:
-            break
-        common.append(words[0])
-    return " ".join(common)
-
-
-def hardware_families(hardware: Mapping[str, Hardware]) -> dict[str, HardwareClass]:
-    """Families: two or more ids that share a chip name (with a digit) before the first hyphen."""
-    by_chip: dict[str, list[Hardware]] = {}
-    for hardware_id in sorted(hardware):
-        chip = hardware_id.split("-", 1)[0]
-        if any(character.isdigit() for character in chip):
-            by_chip.setdefault(chip, []).append(hardware[hardware_id])
-    return {
-        chip: HardwareClass(
-            chip, _common_words(m.name for m in members) or chip.upper(), tuple(members), True
-        )
-        for chip, members in by_chip.items()
-        if len(members) > 1
-    }
-
-
-def _named_family(
-    stated: Mapping[str, Any], families: Mapping[str, HardwareClass]
-) -> HardwareClass | None:
-    """The one family whose chip the host or memory description names, else None."""
-    described = " ".join(str(stated.get(key) or "") for key in ("host", "memory_stated"))
-    named = [
-        family
-        for chip, family in families.items()
-        if re.search(rf"(?<![a-z0-9]){re.escape(chip)}(?![a-z0-9])", described, re.IGNORECASE)
-    ]
-    return named[0] if len(named) == 1 else None
-
-
-def placement(
-    stated: Mapping[str, Any],
-    hardware: Mapping[str, Hardware],
-    families: Mapping[str, HardwareClass],
-) -> Placement:
-    """The class and wording of a record's ``methodology.hardware``."""
-    accelerator, count = stated.get("accelerator"), stated.get("count")
-    times = f"{count} x " if count else ""
-    if accelerator:
-        family = next((f for f in families.values() if accelerator in _ids(f)), None)
-        if family is not None:
-            return Placement(family, f"{times}{accelerator}", (family.id, accelerator))
-        known = hardware.get(accelerator)
-        own = HardwareClass(
-            accelerator, known.name if known else accelerator, (known,) if known else (), False
-        )
-        return Placement(own, f"{times}{accelerator}", (accelerator,))
-    family = _named_family(stated, families)
-    if family is not None:
-        return Placement(family, f"{times}{family.id}, form factor not stated", (family.id,))
-    return Placement(None, f"{times}accelerator not stated" if times else "not stated", ())
-
-
-def _ids(hardware_class: HardwareClass) -> tuple[str, ...]:
-    return tuple(member.id for member in hardware_class.members)
 
 
 # ---------------------------------------------------------------- records
@@ -196,15 +103,6 @@ class Observation(NamedTuple):
     context_tokens: int | None
     figures: tuple[tuple[str, Any], ...]
     stated_as: str
-
-
-def hardware_words(stated: Mapping[str, Any]) -> str:
-    """A ``hardware`` mapping in words: '4 x rtx-5090, 128 GB VRAM'."""
-    count, accelerator = stated.get("count"), stated.get("accelerator")
-    words = f"{count} x " if count else ""
-    words += accelerator or ("accelerator not stated" if count else "not stated")
-    extra = [stated[key] for key in ("memory_stated", "host", "parallelism") if stated.get(key)]
-    return ", ".join([words, *extra])
 
 
 class ExplainLine(NamedTuple):
@@ -274,67 +172,6 @@ class RecordEntry:
         """Best first: the larger speedup, then the faster decode."""
         speedup = self.speedup.value if self.speedup else 0.0
         return (-speedup, -(plain_number(self.decode) or 0.0), self.slug)
-
-
-def _whole(value: Fraction | None) -> int | None:
-    """Exact bytes as a number: whole bytes stay integers, sub-byte totals round up."""
-    if value is None:
-        return None
-    return value.numerator if value.denominator == 1 else -(-value.numerator // value.denominator)
-
-
-def _geometry_summary(model: Model) -> str:
-    parts = []
-    for group in model.groups:
-        if isinstance(group, Parallel):
-            parts.append(f"{group.layers} parallel ({' + '.join(m.kind for m in group.mixers)})")
-        else:
-            parts.append(f"{group.layers} {group.kind}")
-    return ", ".join(parts)
-
-
-def export_row(data: dict[str, Any], model: Model, display: str) -> dict[str, Any]:
-    """The row ``export.rows`` gives for one record, from data already read."""
-    basis = data["kv_bytes_basis"]
-    report = basis_report(model, basis)
-    context = basis.get("context_tokens")
-    methodology = data["methodology"]
-    source, hardware = methodology["source"], methodology["hardware"]
-    results = data.get("results", {})
-    return {
-        "id": data["id"],
-        "title": data.get("title"),
-        "techniques": data.get("techniques", []),
-        "model": data["model"],
-        "model_name": model.name,
-        "model_layers": model.num_layers,
-        "model_geometry": _geometry_summary(model),
-        "accelerator": hardware.get("accelerator"),
-        "accelerator_count": hardware.get("count"),
-        "engine": methodology["engine"]["name"],
-        "engine_version": methodology["engine"].get("version"),
-        "weights_precision": methodology.get("weights_precision"),
-        "context_tokens": context,
-        "kv_dtype": basis["dtype"],
-        "kv_dtype_stated": basis["dtype_stated"],
-        "layers_counted": basis["layers_counted"],
-        "bytes_per_token": _whole(report.bytes_per_token),
-        "kv_bytes_at_context": _whole(report.kv_bytes_at_context) if context else None,
-        "fixed_state_bytes": _whole(report.fixed_state_bytes),
-        "measured_ttft_ms_at_ctx": data["measured_ttft_ms_at_ctx"],
-        "measured_tps_at_ctx": data["measured_tps_at_ctx"],
-        "cold_ttft_ms": results.get("cold_ttft_ms"),
-        "warm_ttft_ms": results.get("warm_ttft_ms"),
-        "hit_rate": results.get("hit_rate"),
-        "decode_tokens_per_s": results.get("decode_tokens_per_s"),
-        "speedup": results.get("speedup"),
-        "publisher": source["publisher"],
-        "source_url": source.get("url"),
-        "published": source.get("published"),
-        "locator": source.get("locator"),
-        "confidence": data["confidence"],
-        "path": display,
-    }
 
 
 # ---------------------------------------------------------------- models

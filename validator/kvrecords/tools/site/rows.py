@@ -1,0 +1,75 @@
+"""A record's export row, from data already read.
+
+``export.rows`` reads every record itself; the site has each record in memory already, so this
+builds the same row (the same keys and values: a test compares them) from the parsed data.
+Once ``export`` builds a row from parsed data itself, this module goes.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from kvrecords.dataset.records import basis_report
+from kvrecords.kv.geometry import Model, Parallel
+
+
+def _whole(value: Fraction | None) -> int | None:
+    """Exact bytes as a number: whole bytes stay integers, sub-byte totals round up."""
+    if value is None:
+        return None
+    return value.numerator if value.denominator == 1 else -(-value.numerator // value.denominator)
+
+
+def _geometry_summary(model: Model) -> str:
+    parts = []
+    for group in model.groups:
+        if isinstance(group, Parallel):
+            parts.append(f"{group.layers} parallel ({' + '.join(m.kind for m in group.mixers)})")
+        else:
+            parts.append(f"{group.layers} {group.kind}")
+    return ", ".join(parts)
+
+
+def export_row(data: dict[str, Any], model: Model, display: str) -> dict[str, Any]:
+    """The row ``export.rows`` gives for one record, from data already read."""
+    basis = data["kv_bytes_basis"]
+    report = basis_report(model, basis)
+    context = basis.get("context_tokens")
+    methodology = data["methodology"]
+    source, hardware = methodology["source"], methodology["hardware"]
+    results = data.get("results", {})
+    return {
+        "id": data["id"],
+        "title": data.get("title"),
+        "techniques": data.get("techniques", []),
+        "model": data["model"],
+        "model_name": model.name,
+        "model_layers": model.num_layers,
+        "model_geometry": _geometry_summary(model),
+        "accelerator": hardware.get("accelerator"),
+        "accelerator_count": hardware.get("count"),
+        "engine": methodology["engine"]["name"],
+        "engine_version": methodology["engine"].get("version"),
+        "weights_precision": methodology.get("weights_precision"),
+        "context_tokens": context,
+        "kv_dtype": basis["dtype"],
+        "kv_dtype_stated": basis["dtype_stated"],
+        "layers_counted": basis["layers_counted"],
+        "bytes_per_token": _whole(report.bytes_per_token),
+        "kv_bytes_at_context": _whole(report.kv_bytes_at_context) if context else None,
+        "fixed_state_bytes": _whole(report.fixed_state_bytes),
+        "measured_ttft_ms_at_ctx": data["measured_ttft_ms_at_ctx"],
+        "measured_tps_at_ctx": data["measured_tps_at_ctx"],
+        "cold_ttft_ms": results.get("cold_ttft_ms"),
+        "warm_ttft_ms": results.get("warm_ttft_ms"),
+        "hit_rate": results.get("hit_rate"),
+        "decode_tokens_per_s": results.get("decode_tokens_per_s"),
+        "speedup": results.get("speedup"),
+        "publisher": source["publisher"],
+        "source_url": source.get("url"),
+        "published": source.get("published"),
+        "locator": source.get("locator"),
+        "confidence": data["confidence"],
+        "path": display,
+    }
