@@ -161,9 +161,7 @@ def test_text_filter_and_technique_select_reduce_rows(browser: WebDriver, site: 
     assert _severe(browser) == []
 
 
-def test_hardware_filter_takes_a_family_or_one_form_factor(
-    browser: WebDriver, site: Path
-) -> None:
+def test_hardware_filter_takes_a_family_or_one_form_factor(browser: WebDriver, site: Path) -> None:
     _open_index(browser, site)
     select = Select(browser.find_element(By.ID, "filter-hardware"))
     select.select_by_value("h100")
