@@ -8,7 +8,11 @@ The canonical form:
 - mappings indented by 2, sequence dashes by 2 under their key (``  - item``);
 - a string that contains a newline or does not fit on its line is a folded block (``>-``)
   wrapped at 96 columns, when folding gives back exactly the same string (else it stays as it
-  is); a short string is plain when it reads back as the same string, else single-quoted;
+  is); a short string is plain when it reads back as the same string both under YAML 1.2 (this
+  project's reader) and under YAML 1.1 (PyYAML and many others, which read ``no``, ``on`` or
+  ``12:30`` as a boolean or a number), else quoted: double quotes for a string with characters
+  that are not printable (written as escapes), else single quotes;
+- tabs between tokens (``key:<tab>value``) become spaces;
 - numbers exactly as written (``0.70`` stays ``0.70``), ``null`` for nulls, flow mappings
   such as ``{about: 78000000}`` stay flow;
 - every comment kept, next to the key or item it precedes or ends the line of; blank lines
@@ -147,9 +151,10 @@ def format_text(
 def _format_document(original: Document, schema: dict[str, Any], schema_ref: str) -> str:
     from ruamel.yaml import YAML
 
-    # One kind of line break, so that positions, comments and ruamel agree on the lines.
+    # One kind of line break, so that positions, comments and ruamel agree on the lines; tabs
+    # between tokens, which libyaml accepts and ruamel does not, as spaces (column for column).
     document = original
-    text = original.text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _untabbed(original.text.replace("\r\n", "\n").replace("\r", "\n"))
     if text != original.text:
         document = _parsed(text, original.path)
     comments = _without_modelines(_comments(text), document)
@@ -161,13 +166,66 @@ def _format_document(original: Document, schema: dict[str, Any], schema_ref: str
     try:
         tree = loader.load(text)
     except YAMLError as error:  # ruamel reads a corner of YAML differently: leave the file
-        raise UnsafeFormat(f"{original.path}: ruamel.yaml cannot read it back: {error}") from None
+        raise UnsafeFormat(_unreadable(original.path, error)) from None
     body = builder.dump(builder.build(tree, document.data, (), schema, 0, in_flow=False))
     laid_out = _parsed(body, original.path)
     commented = _with_comments(body, laid_out, _anchor(comments, document))
     result = f"{MODELINE_PREFIX}{schema_ref}\n{commented}"
     _guard(original, result, comments)
     return result
+
+
+def _unreadable(display_path: str, error: Exception) -> str:
+    """Where and why ruamel.yaml (which fmt writes with) cannot read a file the validator reads."""
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    where = f"{display_path}:{mark.line + 1}:{mark.column + 1}" if mark else display_path
+    problem = getattr(error, "problem", None) or str(error).split("\n", 1)[0]
+    context = getattr(error, "context", None)
+    reason = f"{problem} ({context})" if context else problem
+    return (
+        f"{where}: ruamel.yaml, which fmt writes with, cannot read this: {reason}; the validator "
+        "can, so the data is fine, but write this spot in plainer YAML to format the file; "
+        "nothing written"
+    )
+
+
+def _untabbed(text: str) -> str:
+    """``text`` with every tab between two tokens (outside scalars and comments) as a space.
+
+    YAML allows tabs as separators (``key:<tab>value``) and libyaml reads them; ruamel.yaml
+    refuses them. A tab is one column to both scanners, so positions do not move.
+    """
+    if "\t" not in text:
+        return text
+    import yaml
+
+    chars = list(text)
+    line_starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+    position = 0
+    for token in yaml.scan(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        start = line_starts[token.start_mark.line] + token.start_mark.column
+        end = line_starts[token.end_mark.line] + token.end_mark.column
+        if start > position:
+            _untab_gap(text, chars, position, start)
+        if getattr(token, "style", None) in ("|", ">"):
+            header_end = text.find("\n", start)  # the header: indicators, space, a comment
+            _untab_gap(text, chars, start, len(text) if header_end < 0 else header_end)
+        position = max(position, end)
+    _untab_gap(text, chars, position, len(text))
+    return "".join(chars)
+
+
+def _untab_gap(text: str, chars: list[str], start: int, end: int) -> None:
+    """Tabs to spaces in a gap between tokens, up to each line's comment (kept as written)."""
+    in_comment = False
+    for index in range(start, end):
+        ch = text[index]
+        if ch == "\n":
+            in_comment = False
+        elif ch == "#":
+            in_comment = True
+        elif ch == "\t" and not in_comment:
+            chars[index] = " "
 
 
 def _parsed(text: str, display_path: str) -> Document:
@@ -529,6 +587,9 @@ class _Builder:
 
         if "\n" not in value and _reads_back_plain(value):
             return str(value)  # ruamel still quotes it where its own rules need quotes
+        if not value.isprintable():
+            # ruamel writes control characters and line-break-like ones as escapes only here
+            return DoubleQuotedScalarString(value)
         if "'" in value and not any(ch in value for ch in '"\\') and value.isprintable():
             return DoubleQuotedScalarString(value)  # "it's" reads better than 'it''s'
         return SingleQuotedScalarString(value)
@@ -565,12 +626,38 @@ def _fresh(node: str) -> Any:
 
 
 def _reads_back_plain(value: str) -> bool:
-    """Whether ``key: value`` reads back as this very string under the YAML 1.2 core schema."""
+    """Whether ``key: value`` reads back as this very string under the YAML 1.2 core schema
+    (this project's reader) and as a string under YAML 1.1 (PyYAML and many other readers)."""
+    if not value.isprintable():
+        return False
     read = parse_document(f"k: {value}\n".encode(), "<plain>")
     if not isinstance(read, Document):
         return False
     loaded = read.data.get("k")
-    return isinstance(loaded, str) and loaded == value
+    return isinstance(loaded, str) and loaded == value and _yaml11_string(value)
+
+
+# YAML 1.1 booleans that PyYAML's resolver leaves out but the 1.1 type repository (and readers
+# that follow it) includes.
+_YAML11_SHORT_BOOLEANS = frozenset({"y", "Y", "n", "N"})
+
+
+def _yaml11_string(value: str) -> bool:
+    """Whether a YAML 1.1 reader takes the plain scalar ``value`` for a string: not ``no``,
+    ``on``, ``y``, ``12:30``, ``1_000``, ``.5``, ``0b101``, ``2026-09-02``, ``~``, ``<<``..."""
+    import yaml
+
+    if value in _YAML11_SHORT_BOOLEANS:
+        return False
+    tag = _yaml11_resolver().resolve(yaml.ScalarNode, value, (True, False))
+    return bool(tag == "tag:yaml.org,2002:str")
+
+
+@functools.cache
+def _yaml11_resolver() -> Any:
+    import yaml
+
+    return yaml.resolver.Resolver()
 
 
 def _fold_positions(value: str, available: int) -> list[int]:
@@ -607,6 +694,17 @@ def _guard(before: Document, text: str, comments: list[_Comment]) -> None:
         raise UnsafeFormat(f"{before.path}: formatting would change the data; nothing written")
     if _number_texts(before) != _number_texts(after):
         raise UnsafeFormat(f"{before.path}: formatting would rewrite a number; nothing written")
+    hidden = sorted(
+        f"U+{ord(ch):04X}"
+        for ch in set(text) - set(before.text)
+        if not ch.isprintable() and ch not in "\n\t"
+    )
+    if hidden:
+        # ruamel writes some characters raw that the file had as escapes ("\u202e")
+        raise UnsafeFormat(
+            f"{before.path}: formatting would write {', '.join(hidden)} as a raw character where "
+            "the file has an escape; nothing written"
+        )
     kept = Counter(c.text for c in _without_modelines(_comments(text), after))
     if kept != Counter(c.text for c in comments):
         lost = sorted((Counter(c.text for c in comments) - kept).elements())
