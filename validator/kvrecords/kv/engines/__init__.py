@@ -1,0 +1,83 @@
+"""Engine models: what llama.cpp, vLLM and SGLang allocate for a model's cache.
+
+The logical arithmetic (``kv.arithmetic``) counts the bytes a cache must hold; an engine
+allocates more or less: padded cells, whole blocks, quantization scales, pages padded to a
+common size, state kept in f32, an indexer beside the latent. Each engine's module reads its
+accounting from the engine's own source and says which versions it covers.
+
+One entry point for callers (the ``kv`` command now, record checks later)::
+
+    engine_report(model, "llamacpp", 32768, version="latest", cache_type_k="q8_0")
+
+returns an ``EngineReport`` (parts, total, the engine's printed lines, notes) or raises
+``EngineError`` (``UnknownValue`` for a value outside the engine's set, ``NotCovered`` for a
+model, option or version the engine model does not cover).
+"""
+
+from __future__ import annotations
+
+from kvrecords.kv.engines import llamacpp, sglang, vllm
+from kvrecords.kv.engines.result import (
+    EngineError,
+    EngineReport,
+    NotCovered,
+    Part,
+    UnknownValue,
+)
+from kvrecords.kv.geometry import Model
+
+ENGINES = ("llamacpp", "vllm", "sglang")
+_OPTIONS: dict[str, tuple[str, ...]] = {
+    "llamacpp": llamacpp.LlamaCppOptions._fields,
+    "vllm": vllm.VllmOptions._fields,
+    "sglang": sglang.SglangOptions._fields,
+}
+
+__all__ = [
+    "ENGINES",
+    "EngineError",
+    "EngineReport",
+    "NotCovered",
+    "Part",
+    "UnknownValue",
+    "engine_report",
+    "option_names",
+]
+
+
+def option_names(engine: str) -> tuple[str, ...]:
+    """The option names an engine takes (besides ``version``)."""
+    if engine not in _OPTIONS:
+        raise UnknownValue("--engine", engine, ENGINES)
+    return tuple(name for name in _OPTIONS[engine] if name != "version")
+
+
+def engine_report(
+    model: Model,
+    engine: str,
+    context_tokens: int,
+    version: str = "latest",
+    **options: object,
+) -> EngineReport:
+    """What ``engine`` at ``version`` with ``options`` allocates for ``model`` at the context."""
+    allowed = option_names(engine)
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise EngineError(f"{engine} takes no option {unknown[0]!r}; options: {', '.join(allowed)}")
+    if engine == "llamacpp":
+        return llamacpp.report(
+            model,
+            context_tokens,
+            llamacpp.LlamaCppOptions(version=version, **options),  # type: ignore[arg-type]
+        )
+    if engine == "vllm":
+        return vllm.report(
+            model,
+            context_tokens,
+            vllm.VllmOptions(version=version, **options),  # type: ignore[arg-type]
+        )
+    return sglang.report(
+        model,
+        context_tokens,
+        sglang.SglangOptions(version=version, **options),  # type: ignore[arg-type]
+    )

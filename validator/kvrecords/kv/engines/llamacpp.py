@@ -1,0 +1,469 @@
+"""llama.cpp: what ``llama_kv_cache`` (and the recurrent memory of hybrid models) allocates.
+
+Read from llama.cpp's source (facts only; no code carried over):
+
+- ``src/llama-kv-cache.cpp``, ``llama_kv_cache::llama_kv_cache``: per cached layer one K tensor
+  of type ``type_k`` with ``n_embd_k_gqa`` values per cell and one V tensor of type ``type_v``
+  with ``n_embd_v_gqa`` values per cell (``n_embd_v_gqa_max`` when the V cache is transposed,
+  i.e. flash attention is off), each ``kv_size`` cells x ``n_stream`` streams. ``size_k_bytes``
+  and ``size_v_bytes`` sum ``ggml_nbytes`` of those tensors; the constructor logs
+  ``size = %7.2f MiB (%6u cells, %3d layers, %2u/%u seqs), K (%s): %7.2f MiB, V (%s): ...``
+  from ``(float) bytes / (1024.0f * 1024.0f)``.
+- ``ggml/src/ggml-common.h``: block sizes. q8_0 is 34 bytes per 32 values (fp16 scale + 32
+  int8), q4_0 18 (fp16 + 16), q4_1 20 (two fp16 + 16), q5_0 22 (fp16 + 4 high bits + 16),
+  q5_1 24, iq4_nl 18; f32 4, f16 and bf16 2 bytes per value. A quantized row must hold whole
+  blocks.
+- ``src/llama-kv-cache-iswa.cpp``, ``llama_kv_cache_iswa::llama_kv_cache_iswa``: models with
+  interleaved sliding windows get two caches, one for the full-attention layers with
+  ``kv_size`` cells and one for the window layers with
+  ``GGML_PAD(min(kv_size, n_swa * (unified ? n_seq_max : 1) + n_ubatch), 256)`` cells, or
+  ``kv_size`` with ``--swa-full``. The older ``llama_kv_cache_unified_iswa`` used
+  ``min(kv_size, GGML_PAD(n_swa * n_seq_max + n_ubatch, n_pad))``.
+- ``src/llama-context.cpp`` (``llama_context::llama_context``): since PR #17046 the context is
+  padded to a multiple of 256, and without a unified cache each sequence gets
+  ``GGML_PAD(n_ctx / n_seq_max, 256)`` cells in a stream of its own. Before PR #16812
+  ``llama_kv_cache_unified::get_padding`` padded the context to 256 cells with flash attention
+  and to 32 without (PR #7257); PR #16812 removed cell padding until PR #17046 restored 256.
+- ``src/llama-model.cpp``, ``llama_model::create_memory``: hybrid models add a
+  ``llama_memory_recurrent`` with ``max(1, n_seq_max)`` cells of f32 R (conv) and S (SSM)
+  state per recurrent layer; ``src/llama-hparams.cpp`` ``n_embd_r`` / ``n_embd_s`` give
+  ``(d_conv - 1) * (d_inner + 2 * n_group * d_state)`` and ``d_state * d_inner`` values.
+- MLA (DeepSeek-V2/V3, Kimi K2): the cache holds one "head" of ``kv_lora_rank +
+  qk_rope_head_dim`` per token in K and, until PR #19067 (2026-01-24, "kv-cache : support
+  V-less cache"), a V of ``kv_lora_rank`` values as well; since then MLA layers have no V
+  tensor. Earlier builds (before the MLA cache of spring 2025) stored decompressed per-head K
+  and V, whose dimensions the model files do not hold: not covered.
+
+Versions: llama.cpp numbers its builds, but the build at which each change landed is not
+established here, so versions are named by the change (with its PR and date). ``latest`` is
+the newest. Build numbers are not accepted.
+
+``--context`` is ``-c`` / ``--ctx-size``: the cells for all sequences together.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import NamedTuple
+
+from kvrecords.kv.engines.result import (
+    EngineError,
+    EngineReport,
+    NotCovered,
+    Part,
+    check_choice,
+    mib_as_printed,
+    pad_to,
+    state_split,
+)
+from kvrecords.kv.geometry import Attention, LeafGroup, Model, MultiHeadLatent
+
+ENGINE = "llamacpp"
+
+# name -> (values per block, bytes per block), from the block structs in ggml-common.h
+CACHE_TYPES: dict[str, tuple[int, int]] = {
+    "f32": (1, 4),
+    "f16": (1, 2),
+    "bf16": (1, 2),
+    "q8_0": (32, 34),
+    "q4_0": (32, 18),
+    "q4_1": (32, 20),
+    "q5_0": (32, 22),
+    "q5_1": (32, 24),
+    "iq4_nl": (32, 18),
+}
+CACHE_TYPE_NAMES = tuple(CACHE_TYPES)
+FLASH_ATTN = ("on", "off", "auto")
+
+
+class Era(NamedTuple):
+    note: str
+    cell_pad: str  # "fa": 256 with flash attention, else 32; "none"; "256"
+    streams: bool  # one stream per sequence unless the cache is unified (PR #14363)
+    swa_cache: str  # "none": window layers full size; "min-pad": min(size, PAD(..)); "pad-min"
+    mla: str  # "none" (not covered), "kv" (K latent+rope and V latent), "k" (K only)
+    log_prefix: str  # the function name that prints the size line
+
+
+ERAS: dict[str, Era] = {
+    "2024-05-pad-by-fa": Era(
+        "PR #7257 (2024-05-13): cells padded to 256 with flash attention, 32 without; one cache"
+        " for every layer (window layers full size); DeepSeek MLA not yet stored as a latent",
+        "fa",
+        False,
+        "none",
+        "none",
+        "llama_new_context_with_model",
+    ),
+    "2025-04-mla": Era(
+        "the MLA latent cache (spring 2025, after the closed PR #12227): K = kv_lora_rank +"
+        " qk_rope_head_dim and V = kv_lora_rank per token per MLA layer; otherwise as before",
+        "fa",
+        False,
+        "none",
+        "kv",
+        "llama_init_from_model",
+    ),
+    "2025-05-swa": Era(
+        "PR #13194 (opened 2025-04-29): a separate cache for sliding-window layers of"
+        " min(kv_size, PAD(n_swa * n_seq_max + n_ubatch, pad)) cells",
+        "fa",
+        False,
+        "min-pad",
+        "kv",
+        "llama_kv_cache_unified",
+    ),
+    "2025-07-streams": Era(
+        "PR #14363 (high-throughput mode): one stream of n_ctx / n_seq cells per sequence unless"
+        " --kv-unified; window cache min(kv_size, PAD(n_swa * (unified ? n_seq : 1) + n_ubatch,"
+        " pad))",
+        "fa",
+        True,
+        "min-pad",
+        "kv",
+        "llama_kv_cache_unified",
+    ),
+    "2025-10-no-pad": Era(
+        "PR #16812 (opened 2025-10-28): no cell padding (n_pad 1)",
+        "none",
+        True,
+        "min-pad",
+        "kv",
+        "llama_kv_cache",
+    ),
+    "2025-11-pad-256": Era(
+        "PR #17046 (November 2025, issue #17037): context and per-sequence cells padded to 256;"
+        " window cache PAD(min(kv_size, n_swa * (unified ? n_seq : 1) + n_ubatch), 256)",
+        "256",
+        True,
+        "pad-min",
+        "kv",
+        "llama_kv_cache",
+    ),
+    "2026-01-v-less": Era(
+        "PR #19067 (2026-01-24): MLA layers keep K only (latent + rope), no V tensor",
+        "256",
+        True,
+        "pad-min",
+        "k",
+        "llama_kv_cache",
+    ),
+}
+LATEST = "2026-01-v-less"
+VERSIONS = ("latest", *ERAS)
+
+
+class LlamaCppOptions(NamedTuple):
+    cache_type_k: str = "f16"
+    cache_type_v: str = "f16"
+    flash_attn: str = "auto"
+    swa_full: bool = False
+    ubatch: int = 512
+    parallel: int = 1
+    kv_unified: bool = False
+    version: str = "latest"
+
+
+class _Cache(NamedTuple):
+    """One llama_kv_cache: its cells, streams and layer groups."""
+
+    label: str
+    cells: int
+    streams: int
+    groups: tuple[LeafGroup, ...]
+
+
+def row_bytes(type_name: str, values: int, what: str) -> int:
+    """Bytes of one cell's row of ``values`` values in ``type_name`` (ggml_row_size)."""
+    block, block_bytes = CACHE_TYPES[type_name]
+    if values % block:
+        raise EngineError(
+            f"llama.cpp cannot store {what} rows of {values} values as {type_name}: a row must"
+            f" hold whole blocks of {block} values"
+        )
+    return values // block * block_bytes
+
+
+def _type_formula(type_name: str) -> str:
+    block, block_bytes = CACHE_TYPES[type_name]
+    return f"{block_bytes} B" if block == 1 else f"{block_bytes}/{block} B ({type_name})"
+
+
+def report(model: Model, context_tokens: int, options: LlamaCppOptions) -> EngineReport:
+    """What llama.cpp allocates for ``model`` with ``-c context_tokens`` and ``options``."""
+    check_choice("--cache-type-k", options.cache_type_k, CACHE_TYPE_NAMES)
+    check_choice("--cache-type-v", options.cache_type_v, CACHE_TYPE_NAMES)
+    check_choice("--flash-attn", options.flash_attn, FLASH_ATTN)
+    version = check_choice("--engine-version", options.version, VERSIONS)
+    era_key = LATEST if version == "latest" else version
+    era = ERAS[era_key]
+    if context_tokens < 1:
+        raise EngineError("llama.cpp needs a context of at least 1 cell")
+    if options.ubatch < 1 or options.parallel < 1:
+        raise EngineError("--ubatch and --parallel must be at least 1")
+    notes: list[str] = []
+
+    if era.cell_pad == "fa" and options.flash_attn == "auto":
+        raise EngineError(
+            f"in version {era_key} the cell padding depends on flash attention (256 cells with it,"
+            " 32 without): give --flash-attn on or off"
+        )
+    quantized_v = CACHE_TYPES[options.cache_type_v][0] > 1
+    if quantized_v and options.flash_attn == "off":
+        raise EngineError("llama.cpp refuses a quantized V cache without flash attention")
+    v_trans = options.flash_attn == "off"
+
+    leaves = model.leaf_groups()
+    attention = [g for g in leaves if isinstance(g, Attention) and g.layers]
+    mla = [g for g in leaves if isinstance(g, MultiHeadLatent) and g.layers]
+    windowed = [g for g in attention if g.window is not None]
+    full = [g for g in attention if g.window is None]
+    if mla and era.mla == "none":
+        raise NotCovered(
+            f"llama.cpp before the MLA latent cache (version {era_key}) stored decompressed"
+            " per-head K and V for MLA layers; models/ holds only kv_lora_rank and"
+            " qk_rope_head_dim, so that allocation is not covered"
+        )
+    windows = {g.window for g in windowed}
+    if windowed and not full and not mla and not options.swa_full:
+        raise NotCovered(
+            "every attention layer of this model has a sliding window; whether llama.cpp applies"
+            " it depends on the architecture (Mistral 7B v0.1 runs as 'llama' without one), which"
+            " the model file does not say. With --swa-full the figure is the same either way"
+        )
+    if len(windows) > 1 and era.swa_cache != "none" and not options.swa_full:
+        raise NotCovered("llama.cpp keeps one n_swa per model; this model has several windows")
+
+    # Cells: the context, padded, split into streams.
+    parallel = options.parallel
+    pad = {"fa": 256 if options.flash_attn == "on" else 32, "none": 1, "256": 256}[era.cell_pad]
+    n_ctx = pad_to(context_tokens, pad)
+    streams = 1
+    kv_size = n_ctx
+    if era.streams and not options.kv_unified and parallel > 1:
+        streams = parallel
+        if era.cell_pad == "256":
+            kv_size = pad_to(n_ctx // parallel, 256)
+        else:
+            kv_size = n_ctx // parallel
+            notes.append(
+                "per-sequence cells are n_ctx / n_seq in this version; whether they were padded"
+                " again is not established"
+            )
+        if kv_size < 1:
+            raise EngineError(f"-c {context_tokens} gives no cells to each of {parallel} sequences")
+    if kv_size * streams != context_tokens:
+        notes.append(
+            f"-c {context_tokens:,} becomes {kv_size:,} cells x {streams} stream(s)"
+            f" = {kv_size * streams:,} cells ({_pad_reason(era, options, pad)})"
+        )
+
+    caches: list[_Cache] = []
+    base_groups: tuple[LeafGroup, ...] = (*full, *mla)
+    if windowed and era.swa_cache != "none":
+        if options.swa_full:
+            swa_cells = kv_size
+            notes.append("--swa-full: the window layers keep all cells, as full attention does")
+        else:
+            window = next(iter(windows))
+            assert window is not None
+            per = window * (parallel if (options.kv_unified or not era.streams) else 1)
+            wanted = per + options.ubatch
+            if era.swa_cache == "pad-min":
+                swa_cells = pad_to(min(kv_size, wanted), 256)
+            else:
+                swa_cells = min(kv_size, pad_to(wanted, pad))
+            notes.append(
+                f"the {sum(g.layers for g in windowed)} window layers keep {swa_cells:,} cells:"
+                f" n_swa {window:,}{' x ' + str(parallel) + ' sequences' if per != window else ''}"
+                f" + n_ubatch {options.ubatch} ({_swa_rule(era)}); logically they hold"
+                f" min(context, {window:,}) tokens"
+            )
+        caches.append(_Cache("full-attention", kv_size, streams, base_groups))
+        caches.append(_Cache("sliding-window", swa_cells, streams, tuple(windowed)))
+    else:
+        if windowed:
+            notes.append("window layers are cached at full size in this version")
+        caches.append(_Cache("attention", kv_size, streams, (*base_groups, *windowed)))
+
+    parts: list[Part] = []
+    printed: list[str] = []
+    for cache in caches:
+        cache_parts, line = _cache_parts(cache, era, era_key, options, v_trans, parallel)
+        parts.extend(cache_parts)
+        if line:
+            printed.append(line)
+
+    state_groups = [g for g in leaves if g.kind in ("linear_attention", "mamba1", "mamba2")]
+    if state_groups:
+        rs_cells = max(1, parallel)
+        for group in state_groups:
+            conv, recurrent = state_split(group)
+            for label, elements in (("R (conv)", conv), ("S (recurrent)", recurrent)):
+                total = None if elements is None else group.layers * rs_cells * elements * 4
+                shown = "?" if elements is None else f"{elements:,}"
+                parts.append(
+                    Part(
+                        f"{label} state, {group.layers} {group.kind} layers (f32)",
+                        total,
+                        f"{group.layers} layers x {rs_cells} cell(s) x {shown} values x 4 B (f32)",
+                    )
+                )
+        notes.append(
+            "llama_memory_recurrent keeps the state in f32, one cell per sequence"
+            f" ({rs_cells}); the logical figure uses the state dtype of the model"
+        )
+
+    if any(CACHE_TYPES[t][0] > 1 for t in (options.cache_type_k, options.cache_type_v)):
+        notes.append(
+            "quantized cache types carry one fp16 scale (q4_1, q5_1: scale and min) per 32 values:"
+            " q8_0 is 8.5 bits per value, q4_0 and iq4_nl 4.5, q4_1 5, q5_0 5.5, q5_1 6"
+        )
+    if mla and era.mla == "kv":
+        notes.append(
+            "MLA layers store the latent twice in this version: K = latent + rope, V = latent"
+        )
+
+    opts = (
+        ("cache_type_k", options.cache_type_k),
+        ("cache_type_v", options.cache_type_v),
+        ("flash_attn", options.flash_attn),
+        ("swa_full", str(options.swa_full).lower()),
+        ("ubatch", str(options.ubatch)),
+        ("parallel", str(parallel)),
+        ("kv_unified", str(options.kv_unified).lower()),
+    )
+    return EngineReport(
+        engine=ENGINE,
+        version=era_key,
+        version_note=era.note,
+        options=opts,
+        context_tokens=context_tokens,
+        context_meaning="-c / --ctx-size: cells for all sequences together",
+        parts=tuple(parts),
+        printed=tuple(printed),
+        notes=tuple(notes),
+    )
+
+
+def _pad_reason(era: Era, options: LlamaCppOptions, pad: int) -> str:
+    if era.cell_pad == "none":
+        return "no padding in this version"
+    if era.cell_pad == "fa":
+        return f"padded to {pad}, flash attention {options.flash_attn}"
+    return "padded to 256, per sequence when the cache is not unified"
+
+
+def _swa_rule(era: Era) -> str:
+    if era.swa_cache == "pad-min":
+        return "PAD(min(kv_size, ...), 256)"
+    return "min(kv_size, PAD(..., pad))"
+
+
+def _cache_parts(
+    cache: _Cache,
+    era: Era,
+    era_key: str,
+    options: LlamaCppOptions,
+    v_trans: bool,
+    parallel: int,
+) -> tuple[list[Part], str | None]:
+    """The K and V parts of one cache and the size line llama.cpp prints for it."""
+    type_k, type_v = options.cache_type_k, options.cache_type_v
+    groups = [g for g in cache.groups if g.layers]
+    if not groups:
+        return [], None
+    v_rows: list[int] = []
+    for g in groups:
+        if isinstance(g, Attention):
+            if g.kv_heads is not None and g.value_dim is not None:
+                v_rows.append(g.kv_heads * g.value_dim)
+        elif isinstance(g, MultiHeadLatent) and era.mla == "kv" and g.kv_lora_rank is not None:
+            v_rows.append(g.kv_lora_rank)
+    v_max = max(v_rows) if v_rows else 0
+    cells = cache.cells * cache.streams
+    parts: list[Part] = []
+    k_total: int | None = 0
+    v_total: int | None = 0
+    layers = 0
+    for g in groups:
+        layers += g.layers
+        if isinstance(g, Attention):
+            what = f"{g.layers} {cache.label} layers"
+            k_values = None if g.kv_heads is None or g.head_dim is None else g.kv_heads * g.head_dim
+            v_values = (
+                None if g.kv_heads is None or g.value_dim is None else g.kv_heads * g.value_dim
+            )
+            k_shape = f"{_q(g.kv_heads)} heads x {_q(g.head_dim)}"
+            v_shape = f"{_q(g.kv_heads)} heads x {_q(g.value_dim)}"
+        else:
+            assert isinstance(g, MultiHeadLatent)
+            what = f"{g.layers} MLA layers"
+            latent, rope = g.kv_lora_rank, g.qk_rope_head_dim
+            k_values = None if latent is None or rope is None else latent + rope
+            v_values = latent if era.mla == "kv" else 0
+            k_shape = f"(kv_lora_rank {_q(latent)} + rope {_q(rope)})"
+            v_shape = f"kv_lora_rank {_q(latent)}"
+        if v_trans and v_values and v_max > v_values:
+            v_values = v_max  # [TAG_V_CACHE_VARIABLE]: a transposed V is padded to the widest row
+            v_shape += f" padded to {v_max} (V transposed without flash attention)"
+        k_bytes = None if k_values is None else g.layers * cells * row_bytes(type_k, k_values, "K")
+        parts.append(
+            Part(
+                f"K cache, {what} ({type_k})",
+                k_bytes,
+                f"{g.layers} layers x {cache.cells:,} cells x {cache.streams} stream(s) x"
+                f" {k_shape} values x {_type_formula(type_k)}",
+            )
+        )
+        if v_values == 0:
+            v_bytes: int | None = 0
+        else:
+            v_bytes = (
+                None if v_values is None else g.layers * cells * row_bytes(type_v, v_values, "V")
+            )
+            parts.append(
+                Part(
+                    f"V cache, {what} ({type_v})",
+                    v_bytes,
+                    f"{g.layers} layers x {cache.cells:,} cells x {cache.streams} stream(s) x"
+                    f" {v_shape} values x {_type_formula(type_v)}",
+                )
+            )
+        k_total = None if k_total is None or k_bytes is None else k_total + k_bytes
+        v_total = None if v_total is None or v_bytes is None else v_total + v_bytes
+    if k_total is None or v_total is None:
+        return parts, None
+    return parts, _size_line(era, cache, layers, k_total, v_total, options, parallel)
+
+
+def _size_line(
+    era: Era,
+    cache: _Cache,
+    layers: int,
+    k_bytes: int,
+    v_bytes: int,
+    options: LlamaCppOptions,
+    parallel: int,
+) -> str:
+    """The size line as llama.cpp formats it in this version."""
+    size = mib_as_printed(k_bytes + v_bytes)
+    k_mib, v_mib = mib_as_printed(k_bytes), mib_as_printed(v_bytes)
+    tk, tv = options.cache_type_k, options.cache_type_v
+    if era.swa_cache == "none":  # before the layer-filtered caches: the KV self size line
+        return f"{era.log_prefix}: KV self size  = {size:>7} MiB, K ({tk}): {k_mib:>7} MiB, V ({tv}): {v_mib:>7} MiB"
+    seqs = f"{parallel:2d}/{cache.streams}" if era.streams else f"{parallel:2d}"
+    return (
+        f"{era.log_prefix}: size = {size:>7} MiB ({cache.cells:6d} cells, {layers:3d} layers,"
+        f" {seqs} seqs), K ({tk}): {k_mib:>7} MiB, V ({tv}): {v_mib:>7} MiB"
+    )
+
+
+def _q(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"
+
+
+def bits_per_value(type_name: str) -> Fraction:
+    """Storage bits per cached value for a cache type (block overhead included)."""
+    block, block_bytes = CACHE_TYPES[type_name]
+    return Fraction(block_bytes * 8, block)

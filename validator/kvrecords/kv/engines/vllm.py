@@ -1,0 +1,681 @@
+"""vLLM (V1 engine): the pages one request holds, and the figures vLLM prints at start-up.
+
+Read from vLLM's source (facts only; no code carried over):
+
+- ``vllm/v1/kv_cache_interface.py``: ``AttentionSpec.page_size_bytes`` (a block of
+  ``block_size`` tokens holds K and V for ``num_kv_heads`` heads: ``block_size x num_kv_heads x
+  (head_size + head_size_v) x dtype bytes``, plus ``2 x block_size x num_kv_heads x 4`` bytes of
+  fp32 scales for the ``*_per_token_head`` dtypes); ``MLAAttentionSpec`` (one vector of
+  ``kv_lora_rank + qk_rope_head_dim`` per token, or 656 bytes per token with ``fp8_ds_mla``: 512
+  fp8 latent values, 16 bytes of fp32 scales, 64 bf16 rope values); ``TQFullAttentionSpec``
+  (``block_size x num_kv_heads x tq_slot_size``); ``FullAttentionSpec.max_memory_usage_bytes``
+  (``cdiv(max_model_len, block_size)`` pages); ``SlidingWindowSpec.max_memory_usage_bytes``
+  (``cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), block_size) + 1`` pages);
+  ``MambaSpec`` (one page of state per request with ``mamba_cache_mode`` none, padded to
+  ``page_size_padded``).
+- ``vllm/model_executor/models/config.py``, ``HybridAttentionMambaModelConfig``: for hybrid
+  models the attention block size becomes ``16 x cdiv(mamba_page, 16 x attention bytes per
+  token)`` (when not set larger) and the mamba page is padded to the attention page;
+  ``DeepseekV32ForCausalLM``: an fp8 cache becomes ``fp8_ds_mla`` for DeepSeek-V3.2.
+- ``vllm/model_executor/models/deepseek_v2.py``, ``DeepseekV32IndexerCache`` and ``Indexer``: the
+  V3.2 lightning indexer keeps its own key cache per MLA layer, uint8, ``head_dim + head_dim //
+  quant_block_size x 4`` bytes per token: 128 fp8 values and one fp32 scale = 132 bytes.
+- ``vllm/model_executor/layers/quantization/turboquant/config.py``, ``TurboQuantConfig``: the
+  presets ``turboquant_k8v4`` (fp8 keys, 4-bit values), ``turboquant_4bit_nc``,
+  ``turboquant_k3v4_nc``, ``turboquant_3bit_nc``; a slot per head and token is the packed key
+  (``head_dim`` bytes for fp8 keys, else ``ceil(head_dim x bits / 8)`` + a 2-byte fp16 norm)
+  plus the packed value (``ceil(head_dim x bits / 8)`` + 4 bytes of fp16 scale and zero),
+  rounded up to an even count; ``get_boundary_skip_layers`` keeps the first and last 2 layers
+  of a dense model in the model dtype (``kv_cache_dtype_skip_layers`` -> "auto") and none of a
+  hybrid model. PR #38479's description lists slot sizes 2 bytes larger for the MSE-key
+  presets (136, 120, 104 at head_dim 128: a 4-byte key norm); this model follows the stored
+  config.py (134, 118, 102) and states the difference.
+- ``vllm/v1/core/kv_cache_utils.py``: ``get_kv_cache_groups`` (one group when every layer is
+  full attention, ``UniformTypeKVCacheSpecs`` summing per-layer pages; otherwise groups of
+  ``min`` layers per type, or ``max`` when it is under 1.5 x ``min``, padded with empty layers,
+  "Add %d padding layers, may waste at most %.2f%% KV cache memory"); ``get_num_blocks``
+  (available // page // layers per group); ``get_max_concurrency_for_kv_cache_config``;
+  ``_report_kv_cache_config``.
+
+What "GPU KV cache size: N tokens" meant, by version (``TOKEN_FIGURE_ERAS``):
+
+- before 0.8.0: no token figure; V0 and early V1 print "# GPU blocks: N" (PR #13596, merged
+  2025-02-20, replaced it; whether 0.7.3 has it is not established);
+- 0.8.0 to before 0.10.0: ``num_blocks x block_size``;
+- 0.10.0 (hybrid allocator, PR #17996, June 2025) to before 0.26.0: ``num_blocks //
+  number of KV cache groups x smallest block size``, which for hybrid models is not what one
+  request can hold (issue #40691 on 0.19.0: 290,864 tokens printed next to 33.04x for 32,768);
+- 0.26.0 and later: ``int(max_concurrency x max_model_len)`` (as issue #51041 quotes for
+  0.26.0; the first release with it is not established, only that 0.19.0 did not have it).
+
+The sliding-window savings and V1 hybrid (mamba / linear attention) support date from the
+hybrid allocator (taken as 0.10.0); TurboQuant from 0.20.0 for dense models and 0.21.0 for
+hybrid ones (PR #39931), as public deployment notes state; their first releases are not
+established from the source. ``nvfp4`` is not covered (``nvfp4_kv_cache_full_dim`` not read).
+
+``--context`` is ``max_model_len``: the pages one request of that many tokens holds.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import NamedTuple
+
+from kvrecords.kv.engines.result import (
+    EngineError,
+    EngineReport,
+    NotCovered,
+    Part,
+    UnknownValue,
+    cdiv,
+    check_choice,
+    gib_as_printed,
+    state_split,
+)
+from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent
+
+ENGINE = "vllm"
+
+KV_CACHE_DTYPES = (
+    "auto",
+    "bfloat16",
+    "float16",
+    "fp8",
+    "fp8_e4m3",
+    "fp8_e5m2",
+    "fp8_inc",
+    "fp8_ds_mla",
+    "int8_per_token_head",
+    "fp8_per_token_head",
+    "nvfp4",
+    "turboquant_k8v4",
+    "turboquant_4bit_nc",
+    "turboquant_k3v4_nc",
+    "turboquant_3bit_nc",
+)
+MAMBA_SSM_DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+# preset -> (key bits, value bits); 8 = fp8 keys
+TURBOQUANT_PRESETS: dict[str, tuple[int, int]] = {
+    "turboquant_k8v4": (8, 4),
+    "turboquant_4bit_nc": (4, 4),
+    "turboquant_k3v4_nc": (3, 4),
+    "turboquant_3bit_nc": (3, 3),
+}
+TQ_KEY_NORM_BYTES = 2  # config.py (commit 1471680b); PR #38479's table implies 4
+TQ_BOUNDARY_LAYERS = 2  # get_boundary_skip_layers(n=2)
+FP8_DS_MLA_BYTES = 656  # MLAAttentionSpec.real_page_size_bytes, per token
+V32_INDEXER_BYTES = 128 + 128 // 128 * 4  # index_head_dim 128, quant_block_size 128
+V32_MODEL_IDS = ("deepseek-v3.2",)
+KERNEL_BLOCK_ALIGNMENT = 16  # non-MLA attention backends (HybridAttentionMambaModelConfig)
+
+HYBRID_ALLOCATOR = (0, 10, 0)
+TURBOQUANT_DENSE = (0, 20, 0)
+TURBOQUANT_HYBRID = (0, 21, 0)
+V32_SUPPORT = (0, 11, 0)
+TOKEN_FIGURE_ERAS: tuple[tuple[tuple[int, int, int], str, str], ...] = (
+    ((0, 0, 0), "blocks", "prints '# GPU blocks: N', no token figure"),
+    ((0, 8, 0), "blocks-x-size", "tokens = num_blocks x block_size"),
+    ((0, 10, 0), "per-group", "tokens = num_blocks // KV cache groups x smallest block size"),
+    ((0, 26, 0), "concurrency", "tokens = int(max_concurrency x max_model_len)"),
+)
+LATEST = (0, 26, 0)
+_VERSION_RE = re.compile(r"^v?(\d{1,3})\.(\d{1,3})(?:\.(\d{1,3}))?(?:[.+\-].{0,60})?$")
+VERSION_FORMS = ("latest", "a release such as 0.10.1 or v0.11.2.dev67")
+
+
+class VllmOptions(NamedTuple):
+    kv_cache_dtype: str = "auto"
+    block_size: int | None = None
+    version: str = "latest"
+    max_num_batched_tokens: int = 8192
+    tensor_parallel_size: int = 1
+    mamba_ssm_cache_dtype: str = "auto"
+    disable_hybrid_kv_cache_manager: bool = False
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    """``0.10.1``, ``v0.11.2.dev67+g1d642872a`` or ``latest`` as (major, minor, patch)."""
+    if text == "latest":
+        return LATEST
+    match = _VERSION_RE.match(text.strip())
+    if match is None:
+        raise UnknownValue("--engine-version", text, VERSION_FORMS)
+    return int(match[1]), int(match[2]), int(match[3] or 0)
+
+
+def token_figure_era(version: tuple[int, int, int]) -> tuple[str, str]:
+    era, meaning = TOKEN_FIGURE_ERAS[0][1:]
+    for start, key, text in TOKEN_FIGURE_ERAS:
+        if version >= start:
+            era, meaning = key, text
+    return era, meaning
+
+
+class _Spec(NamedTuple):
+    """Layers that share one page layout (vLLM's KVCacheSpec), per request."""
+
+    type: str  # "full", "window", "state"
+    layers: int
+    per_token: int | None  # bytes per token per layer (attention types)
+    state: int | None  # bytes of state per layer, unpadded (state type)
+    window: int | None
+    name: str
+    shape: str
+
+
+def _dtype_bytes(name: str, model: Model, notes: list[str]) -> int:
+    """Element bytes of a kv_cache_dtype (and of 'auto', the model dtype)."""
+    if name == "auto":
+        if model.dtype in ("bf16", "fp16"):
+            return 2
+        if model.dtype == "fp32":
+            return 4
+        notes.append(
+            f"'auto' follows the config's torch_dtype; models/{model.id}.yaml gives"
+            f" {model.dtype or 'none'}, so bf16 (2 B) is assumed"
+        )
+        return 2
+    if name in ("bfloat16", "float16"):
+        return 2
+    return 1  # fp8 variants, int8 / fp8 per token head
+
+
+class Layout(NamedTuple):
+    """The resolved page layout of a model under vLLM: block size, specs and pages."""
+
+    block_size: int
+    specs: tuple[_Spec, ...]
+    pages: tuple[int | None, ...]  # page bytes per layer of each spec
+    block_sizes: tuple[int, ...]  # tokens per block of each spec (unified page sizes)
+    grouped: bool  # hybrid groups (False: one group of every layer)
+    group_size: int
+    groups_per_spec: tuple[int, ...]
+    printed: tuple[str, ...]
+    notes: tuple[str, ...]
+    version: tuple[int, int, int]
+
+
+def layout(model: Model, options: VllmOptions) -> Layout:
+    """Resolve dtypes, block sizes and groups as vLLM does at start-up."""
+    check_choice("--kv-cache-dtype", options.kv_cache_dtype, KV_CACHE_DTYPES)
+    check_choice("--mamba-ssm-cache-dtype", options.mamba_ssm_cache_dtype, MAMBA_SSM_DTYPES)
+    version = parse_version(options.version)
+    if options.block_size is not None and options.block_size < 1:
+        raise EngineError("--block-size must be at least 1")
+    if options.max_num_batched_tokens < 1 or options.tensor_parallel_size < 1:
+        raise EngineError("--max-num-batched-tokens and --tensor-parallel-size must be >= 1")
+    notes: list[str] = []
+    printed: list[str] = []
+    dtype = options.kv_cache_dtype
+    tp = options.tensor_parallel_size
+    hybrid_allocator = version >= HYBRID_ALLOCATOR and not options.disable_hybrid_kv_cache_manager
+    leaves = [g for g in model.leaf_groups() if g.layers]
+    mla = [g for g in leaves if isinstance(g, MultiHeadLatent)]
+    attention = [g for g in leaves if isinstance(g, Attention)]
+    states = [g for g in leaves if g.kind in ("linear_attention", "mamba1", "mamba2")]
+    is_v32 = model.id in V32_MODEL_IDS
+
+    if dtype == "nvfp4":
+        raise NotCovered(
+            "vLLM's nvfp4 page size uses nvfp4_kv_cache_full_dim, which was not read; not covered"
+        )
+    if is_v32:
+        if version < V32_SUPPORT:
+            raise NotCovered("DeepSeek-V3.2 is not known to vLLM before 0.11.0")
+        if dtype.startswith("fp8"):
+            if dtype != "fp8_ds_mla":
+                printed.append("Using custom fp8 kv-cache format for DeepSeekV3.2")
+            dtype = "fp8_ds_mla"
+    if dtype == "fp8_ds_mla" and (not mla or attention):
+        raise EngineError("fp8_ds_mla is an MLA cache format; this model has other attention")
+    if dtype.endswith("_per_token_head") and mla:
+        raise NotCovered("per-token-head scales for MLA pages are not covered")
+    tq = TURBOQUANT_PRESETS.get(dtype)
+    if tq is not None:
+        if version < TURBOQUANT_DENSE:
+            raise NotCovered("TurboQuant presets are not known in vLLM before 0.20.0")
+        if states and version < TURBOQUANT_HYBRID:
+            raise NotCovered("vLLM rejected TurboQuant for hybrid models before 0.21.0 (PR #39931)")
+        if mla or any(g.window is not None for g in attention):
+            raise NotCovered(
+                "TurboQuant applies to full-attention layers; MLA and windows are not covered"
+            )
+    if states and not hybrid_allocator:
+        raise NotCovered(
+            "state layers (mamba, linear attention) in the V1 page pool need the hybrid allocator"
+            " (0.10.0 and later, not disabled)"
+        )
+    if states and tp > 1:
+        raise NotCovered(
+            "tensor-parallel sharding of mamba / linear-attention state is not covered"
+        )
+
+    auto_notes: list[str] = []
+    auto_bytes = _dtype_bytes("auto", model, auto_notes)
+    elem = auto_bytes if dtype == "auto" else _dtype_bytes(dtype, model, notes)
+    if dtype == "auto" or states or (tq is not None and not states):
+        notes.extend(auto_notes)
+    specs: list[_Spec] = []
+    skipped = 0
+    if tq is not None and not states:
+        dense = len(attention) == 1 and attention[0].layers == model.num_layers
+        if not dense:
+            raise NotCovered("TurboQuant boundary layers for this layer layout are not covered")
+        n = min(TQ_BOUNDARY_LAYERS, model.num_layers // 2)
+        skipped = len(set(range(n)) | set(range(model.num_layers - n, model.num_layers)))
+    for g in attention:
+        heads = None if g.kv_heads is None else max(1, g.kv_heads // tp)
+        if g.kv_heads is not None and g.kv_heads < tp:
+            notes.append(
+                f"{g.kv_heads} kv heads over {tp} ranks: each rank keeps 1 head (replicated)"
+            )
+        kind = "window" if g.window is not None and hybrid_allocator else "full"
+        label = "sliding-window" if g.window is not None else "full-attention"
+        if tq is not None:
+            if g.head_dim != g.value_dim:
+                raise NotCovered("TurboQuant with different K and V head sizes is not covered")
+            slot = None if g.head_dim is None else turboquant_slot_bytes(dtype, g.head_dim)
+            per = None if heads is None or slot is None else heads * slot
+            if skipped:
+                auto_per = _attention_token_bytes(heads, g, auto_bytes)
+                specs.append(
+                    _Spec(
+                        "full",
+                        skipped,
+                        auto_per,
+                        None,
+                        None,
+                        f"{skipped} boundary layers in the model dtype",
+                        f"{_q(heads)} heads x ({_q(g.head_dim)} + {_q(g.value_dim)}) x {auto_bytes} B",
+                    )
+                )
+            specs.append(
+                _Spec(
+                    "full",
+                    g.layers - skipped,
+                    per,
+                    None,
+                    None,
+                    f"{g.layers - skipped} {label} layers ({dtype})",
+                    f"{_q(heads)} heads x {_q(slot)} B slot",
+                )
+            )
+            continue
+        per = _attention_token_bytes(heads, g, elem)
+        shape = f"{_q(heads)} heads x ({_q(g.head_dim)} + {_q(g.value_dim)}) x {elem} B"
+        if dtype.endswith("_per_token_head") and per is not None and heads is not None:
+            per += 2 * heads * 4
+            shape += f" + 2 x {heads} x 4 B scales"
+        specs.append(
+            _Spec(
+                kind,
+                g.layers,
+                per,
+                None,
+                g.window if kind == "window" else None,
+                f"{g.layers} {label} layers ({dtype})",
+                shape,
+            )
+        )
+        if g.window is not None and kind == "full":
+            notes.append(
+                "window layers hold every token: "
+                + (
+                    "the hybrid allocator is disabled"
+                    if options.disable_hybrid_kv_cache_manager
+                    else "no hybrid allocator before 0.10.0"
+                )
+            )
+    for lat in mla:
+        latent, rope = lat.kv_lora_rank, lat.qk_rope_head_dim
+        if dtype == "fp8_ds_mla":
+            if (latent, rope) != (512, 64):
+                raise EngineError("fp8_ds_mla's 656-byte layout is for kv_lora_rank 512 + rope 64")
+            per_mla: int | None = FP8_DS_MLA_BYTES
+            shape = "656 B (512 fp8 + 16 B fp32 scales + 64 bf16)"
+        else:
+            per_mla = None if latent is None or rope is None else (latent + rope) * elem
+            shape = f"(kv_lora_rank {_q(latent)} + rope {_q(rope)}) x {elem} B"
+        specs.append(
+            _Spec(
+                "full", lat.layers, per_mla, None, None, f"{lat.layers} MLA layers ({dtype})", shape
+            )
+        )
+        if is_v32:
+            specs.append(
+                _Spec(
+                    "full",
+                    lat.layers,
+                    V32_INDEXER_BYTES,
+                    None,
+                    None,
+                    f"{lat.layers} indexer key caches (uint8)",
+                    "128 fp8 values + one 4 B fp32 scale = 132 B",
+                )
+            )
+    ssm_bytes = {"auto": auto_bytes, "float32": 4, "bfloat16": 2, "float16": 2}[
+        options.mamba_ssm_cache_dtype
+    ]
+    for st in states:
+        conv, recurrent = state_split(st)
+        state = (
+            None if conv is None or recurrent is None else conv * auto_bytes + recurrent * ssm_bytes
+        )
+        specs.append(
+            _Spec(
+                "state",
+                st.layers,
+                None,
+                state,
+                None,
+                f"{st.layers} {st.kind} layers (state)",
+                f"conv {_q(conv)} x {auto_bytes} B + recurrent {_q(recurrent)} x {ssm_bytes} B",
+            )
+        )
+
+    if not specs:
+        raise NotCovered("the model caches nothing vLLM pages")
+
+    # Block size: the user's, else 16 (64 for the MLA backends); hybrids align to the state.
+    block_size = options.block_size or (64 if mla else 16)
+    if options.block_size is None and mla:
+        notes.append("MLA backends (FlashMLA) use 64-token blocks; pass --block-size for others")
+    state_specs = [s for s in specs if s.type == "state"]
+    state_page: int | None = None
+    if state_specs:
+        full_specs = [s for s in specs if s.type != "state"]
+        if not full_specs or full_specs[0].per_token is None:
+            raise NotCovered("the attention page of this hybrid model is unknown")
+        if any(s.state is None for s in state_specs):
+            state_page = None
+        else:
+            mamba_page = max(s.state or 0 for s in state_specs)
+            one_token = full_specs[0].per_token
+            aligned = KERNEL_BLOCK_ALIGNMENT * cdiv(mamba_page, KERNEL_BLOCK_ALIGNMENT * one_token)
+            if options.block_size is None or options.block_size < aligned:
+                block_size = aligned
+                printed.append(
+                    f"Setting attention block size to {aligned} tokens to ensure that attention"
+                    " page size is >= mamba page size."
+                )
+            attn_page = block_size * one_token
+            if mamba_page > attn_page:
+                block_size = cdiv(mamba_page, one_token)
+                attn_page = block_size * one_token
+            state_page = attn_page
+            if attn_page != mamba_page:
+                pct = 100 * Fraction(attn_page - mamba_page, mamba_page)
+                printed.append(
+                    f"Padding mamba page size by {float(pct):.2f}% to ensure that mamba page size"
+                    " and attention page size are exactly equal."
+                )
+            notes.append(
+                f"the state page ({mamba_page:,} B) is padded to the attention page of"
+                f" {block_size} tokens ({attn_page:,} B)"
+            )
+
+    pages = tuple(
+        state_page
+        if s.type == "state"
+        else (None if s.per_token is None else s.per_token * block_size)
+        for s in specs
+    )
+    block_sizes = [block_size] * len(specs)
+    all_full = all(s.type == "full" for s in specs)
+    windows = {s.window for s in specs if s.type == "window"}
+    uniform_window = all(s.type == "window" for s in specs) and len(windows) == 1
+    if all_full or uniform_window or not hybrid_allocator:
+        return Layout(
+            block_size,
+            tuple(specs),
+            pages,
+            tuple(block_sizes),
+            False,
+            sum(s.layers for s in specs),
+            (1,) * len(specs),
+            tuple(printed),
+            tuple(notes),
+            version,
+        )
+
+    # Hybrid groups: one type per distinct spec; pages unified by larger blocks.
+    known = [p for p in pages if p is not None]
+    if len(known) == len(pages) and len(set(known)) > 1:
+        biggest = max(known)
+        for i, page in enumerate(known):
+            if biggest % page:
+                raise NotCovered("vLLM cannot unify these page sizes (not multiples)")
+            block_sizes[i] = block_size * (biggest // page)
+        pages = tuple(biggest for _ in pages)
+        notes.append("smaller pages get larger blocks so every group's page is the same size")
+    counts = [s.layers for s in specs]
+    group_size = min(counts)
+    if max(counts) < group_size * 1.5:
+        group_size = max(counts)
+    groups_per_spec = tuple(cdiv(n, group_size) for n in counts)
+    for spec, n_groups in zip(specs, groups_per_spec, strict=True):
+        padding = n_groups * group_size - spec.layers
+        if padding:
+            printed.append(
+                f"Add {padding} padding layers, may waste at most"
+                f" {padding / spec.layers * 100:.2f}% KV cache memory"
+            )
+    return Layout(
+        block_size,
+        tuple(specs),
+        pages,
+        tuple(block_sizes),
+        True,
+        group_size,
+        groups_per_spec,
+        tuple(printed),
+        tuple(notes),
+        version,
+    )
+
+
+def _attention_token_bytes(heads: int | None, g: Attention, elem: int) -> int | None:
+    if heads is None or g.head_dim is None or g.value_dim is None:
+        return None
+    return heads * (g.head_dim + g.value_dim) * elem
+
+
+def turboquant_slot_bytes(
+    preset: str, head_dim: int, key_norm_bytes: int = TQ_KEY_NORM_BYTES
+) -> int:
+    """Bytes per head and token of a TurboQuant preset (TurboQuantConfig.slot_size_aligned)."""
+    key_bits, value_bits = TURBOQUANT_PRESETS[preset]
+    key = head_dim if key_bits == 8 else cdiv(head_dim * key_bits, 8) + key_norm_bytes
+    value = cdiv(head_dim * value_bits, 8) + 4
+    slot = key + value
+    return slot + slot % 2
+
+
+def _blocks(lay: Layout, index: int, tokens: int, max_batched: int) -> int:
+    """Pages one request of ``tokens`` tokens holds in each layer of spec ``index``."""
+    spec, size = lay.specs[index], lay.block_sizes[index]
+    if spec.type == "state":
+        return 1
+    if spec.type == "window":
+        assert spec.window is not None
+        return cdiv(min(spec.window - 1 + max_batched, tokens), size) + 1
+    return cdiv(tokens, size)
+
+
+def request_bytes(lay: Layout, tokens: int, max_batched: int) -> int | None:
+    """vLLM's max_memory_usage for one request of ``tokens`` tokens, padding layers included."""
+    total = 0
+    for i, spec in enumerate(lay.specs):
+        page = lay.pages[i]
+        if page is None:
+            return None
+        layers = lay.groups_per_spec[i] * lay.group_size if lay.grouped else spec.layers
+        total += layers * _blocks(lay, i, tokens, max_batched) * page
+    return total
+
+
+def report(model: Model, context_tokens: int, options: VllmOptions) -> EngineReport:
+    """The pages vLLM holds for one request of ``context_tokens`` tokens (max_model_len)."""
+    if context_tokens < 1:
+        raise EngineError("max_model_len must be at least 1")
+    lay = layout(model, options)
+    notes = list(lay.notes)
+    parts: list[Part] = []
+    mnbt = options.max_num_batched_tokens
+    for i, spec in enumerate(lay.specs):
+        page = lay.pages[i]
+        blocks = _blocks(lay, i, context_tokens, mnbt)
+        size = lay.block_sizes[i]
+        if spec.type == "state":
+            how = f"{spec.layers} layers x 1 page of {_b(page)} ({spec.shape} = {_b(spec.state)}, padded)"
+            name = f"state pages, {spec.name}"
+        else:
+            how = f"{spec.layers} layers x {blocks:,} blocks of {size} tokens x {spec.shape}"
+            if spec.type == "window":
+                assert spec.window is not None
+                how = (
+                    f"{spec.layers} layers x (cdiv(min({spec.window:,} - 1 + {mnbt:,},"
+                    f" {context_tokens:,}), {size}) + 1 = {blocks:,} blocks) x {size} tokens x {spec.shape}"
+                )
+            name = f"pages, {spec.name}"
+        parts.append(Part(name, None if page is None else spec.layers * blocks * page, how))
+        if lay.grouped:
+            padding = lay.groups_per_spec[i] * lay.group_size - spec.layers
+            if padding:
+                parts.append(
+                    Part(
+                        f"padding layers of the {spec.type} groups",
+                        None if page is None else padding * blocks * page,
+                        f"{padding} empty layers x {blocks:,} pages x {_b(page)}",
+                    )
+                )
+    full_blocks = [
+        _blocks(lay, i, context_tokens, mnbt) for i, s in enumerate(lay.specs) if s.type == "full"
+    ]
+    if full_blocks and context_tokens % lay.block_size:
+        notes.append(
+            f"{context_tokens:,} tokens fill {full_blocks[0]:,} blocks of {lay.block_size}:"
+            f" {full_blocks[0] * lay.block_size - context_tokens:,} token slots per layer unused"
+        )
+    if any(s.type == "window" for s in lay.specs):
+        notes.append(
+            f"window layers keep min(window - 1 + max_num_batched_tokens {mnbt:,}, context) tokens"
+            " plus one block, more than the window the logical figure counts"
+        )
+    if options.kv_cache_dtype in TURBOQUANT_PRESETS:
+        notes.append(
+            "TurboQuant slots follow the stored config.py (2-byte fp16 key norm); PR #38479's"
+            " table lists 2 bytes more per slot for the MSE-key presets"
+        )
+    if options.tensor_parallel_size > 1:
+        notes.append(f"figures are per rank of {options.tensor_parallel_size}")
+    era, meaning = token_figure_era(lay.version)
+    opts = (
+        ("kv_cache_dtype", options.kv_cache_dtype),
+        ("block_size", str(lay.block_size)),
+        ("max_num_batched_tokens", str(mnbt)),
+        ("tensor_parallel_size", str(options.tensor_parallel_size)),
+        ("mamba_ssm_cache_dtype", options.mamba_ssm_cache_dtype),
+        ("disable_hybrid_kv_cache_manager", str(options.disable_hybrid_kv_cache_manager).lower()),
+    )
+    return EngineReport(
+        engine=ENGINE,
+        version=".".join(str(p) for p in lay.version),
+        version_note=f"'GPU KV cache size' era {era}: {meaning}",
+        options=opts,
+        context_tokens=context_tokens,
+        context_meaning="max_model_len: the pages one request of this many tokens holds",
+        parts=tuple(parts),
+        printed=lay.printed,
+        notes=tuple(notes),
+    )
+
+
+class Capacity(NamedTuple):
+    """What vLLM prints once it knows the memory available for the cache."""
+
+    num_blocks: int
+    tokens: int | None  # the 'GPU KV cache size' figure (None before 0.8.0)
+    max_concurrency: Fraction
+    printed: tuple[str, ...]
+
+
+def capacity(
+    model: Model, options: VllmOptions, available_bytes: int, max_model_len: int
+) -> Capacity:
+    """num_blocks, 'GPU KV cache size' and 'Maximum concurrency' for ``available_bytes``."""
+    lay = layout(model, options)
+    if any(p is None for p in lay.pages):
+        raise NotCovered("a page size is unknown (a dimension the model file lacks)")
+    pages = [p or 0 for p in lay.pages]
+    mnbt = options.max_num_batched_tokens
+    if lay.grouped:
+        num_blocks = available_bytes // pages[0] // lay.group_size
+        per_request = sum(
+            n * _blocks(lay, i, max_model_len, mnbt) for i, n in enumerate(lay.groups_per_spec)
+        )
+        n_groups = sum(lay.groups_per_spec)
+    else:
+        page_sum = sum(p * s.layers for p, s in zip(pages, lay.specs, strict=True))
+        num_blocks = available_bytes // page_sum
+        per_request = max(_blocks(lay, i, max_model_len, mnbt) for i in range(len(lay.specs)))
+        n_groups = 1
+    concurrency = Fraction(num_blocks, per_request)
+    era, _ = token_figure_era(lay.version)
+    tokens: int | None
+    if era == "blocks":
+        tokens = None
+        lines = [f"# GPU blocks: {num_blocks}"]
+    else:
+        if era == "blocks-x-size":
+            tokens = num_blocks * lay.block_size
+        elif era == "per-group":
+            tokens = num_blocks // n_groups * min(lay.block_sizes)
+        else:
+            tokens = int(float(concurrency) * max_model_len)
+        lines = [f"GPU KV cache size: {tokens:,} tokens"]
+    lines.append(
+        f"Maximum concurrency for {max_model_len:,} tokens per request: {float(concurrency):.2f}x"
+    )
+    return Capacity(num_blocks, tokens, concurrency, tuple(lines))
+
+
+def needed_gib(model: Model, options: VllmOptions, max_model_len: int) -> str:
+    """The 'N GiB KV cache is needed' figure vLLM prints when one request does not fit."""
+    needed = request_bytes(layout(model, options), max_model_len, options.max_num_batched_tokens)
+    if needed is None:
+        raise NotCovered("a page size is unknown (a dimension the model file lacks)")
+    return gib_as_printed(needed)
+
+
+def max_model_len(model: Model, options: VllmOptions, available_bytes: int, upper: int) -> int:
+    """The largest max_model_len whose request fits ``available_bytes`` (vLLM's binary search)."""
+    lay = layout(model, options)
+    mnbt = options.max_num_batched_tokens
+
+    def fits(tokens: int) -> bool:
+        needed = request_bytes(lay, tokens, mnbt)
+        if needed is None:
+            raise NotCovered("a page size is unknown (a dimension the model file lacks)")
+        return needed <= available_bytes
+
+    if not fits(1):
+        return 0
+    low, high, best = 1, upper, 1
+    while low <= high:
+        mid = (low + high) // 2
+        if fits(mid):
+            best, low = mid, mid + 1
+        else:
+            high = mid - 1
+    return best
+
+
+def _q(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"
+
+
+def _b(value: int | None) -> str:
+    return "? B" if value is None else f"{value:,} B"
