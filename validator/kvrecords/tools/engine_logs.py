@@ -1,0 +1,385 @@
+"""Read the cache figures out of a llama.cpp, vLLM or SGLang start-up log.
+
+A contributor pastes a log instead of transcribing it: ``kvrecords kv --from-log FILE`` finds
+the lines that state cache sizes (in any order, among any other output, with CRLF or CR line
+ends, colour codes or timestamps in front) and prints their fields as YAML-style lines, each
+with the line number it came from and the line as quoted. Figures keep the precision they were
+printed with (``4352.00 MiB`` stays a string with its unit).
+
+Each line is matched against a fixed set of regular expressions without nested repetition, on
+at most ``MAX_LINE`` characters, so reading is linear in the log's size; nothing is evaluated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+MAX_BYTES = 64 * 1024 * 1024
+MAX_LINE = 8192
+_ANSI = re.compile(r"\x1b\[[0-9;]{0,20}m")
+_RESERVED = re.compile(r"(?i)true|false|yes|no|on|off|null|~")
+
+_NUM = r"[0-9]{1,12}(?:\.[0-9]{1,6})?"
+_INT = r"[0-9]{1,12}"
+_GROUPED = r"[0-9]{1,3}(?:,[0-9]{3}){0,6}"
+_NAME = r"[A-Za-z0-9_]{1,40}"
+
+
+class LogError(ValueError):
+    """A file that is not a readable start-up log, or one with no cache figures."""
+
+
+class Figure(NamedTuple):
+    """One line that states cache figures."""
+
+    line: int
+    engine: str
+    source: str  # what printed it (function or message)
+    fields: tuple[tuple[str, str], ...]
+    quoted: str
+
+
+class Setting(NamedTuple):
+    """A setting the log states (context, batch, version, model) that the figures depend on."""
+
+    key: str
+    value: str
+    line: int
+
+
+class LogReading(NamedTuple):
+    figures: tuple[Figure, ...]
+    settings: tuple[Setting, ...]
+
+    @property
+    def engines(self) -> tuple[str, ...]:
+        seen: list[str] = []
+        for figure in self.figures:
+            if figure.engine not in seen:
+                seen.append(figure.engine)
+        return tuple(seen)
+
+
+def _mib(value: str) -> str:
+    return f"{value} MiB"
+
+
+def _tokens(value: str) -> str:
+    return value.replace(",", "")
+
+
+# A figure pattern: (engine, compiled pattern, builder of (source, fields) from the match).
+_Builder = Callable[[re.Match[str]], tuple[str, tuple[tuple[str, str], ...]]]
+
+
+def _llama_size(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    recurrent = m["a"] == "R"
+    fields: list[tuple[str, str]] = [
+        ("size", _mib(m["size"])),
+        ("cells", m["cells"]),
+        ("layers", m["layers"]),
+        ("seqs", m["seqs"] + (f"/{m['streams']}" if m["streams"] else "")),
+    ]
+    if recurrent:
+        fields += [
+            ("type_r", m["ta"]),
+            ("r", _mib(m["ma"])),
+            ("type_s", m["tb"]),
+            ("s", _mib(m["mb"])),
+        ]
+    else:
+        fields += [
+            ("type_k", m["ta"]),
+            ("k", _mib(m["ma"])),
+            ("type_v", m["tb"]),
+            ("v", _mib(m["mb"])),
+        ]
+    return m["fn"], tuple(fields)
+
+
+def _llama_self(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return m["fn"], (
+        ("size", _mib(m["size"])),
+        ("type_k", m["tk"]),
+        ("k", _mib(m["mk"])),
+        ("type_v", m["tv"]),
+        ("v", _mib(m["mv"])),
+    )
+
+
+def _llama_init(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    fields = [
+        ("cells", m["cells"]),
+        ("type_k", m["tk"]),
+        ("type_v", m["tv"]),
+        ("layers", m["layers"]),
+    ]
+    if m["pad"]:
+        fields.append(("padding", m["pad"]))
+    return m["fn"], tuple(fields)
+
+
+def _llama_iswa(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return m["fn"], (
+        ("cache", "sliding-window" if m["which"] == "SWA" else "full-attention"),
+        ("cells", m["cells"]),
+    )
+
+
+def _llama_buffer(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return m["fn"], (("buffer", m["buf"]), ("buffer_size", _mib(m["size"])))
+
+
+def _vllm_tokens(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return "GPU KV cache size", (("gpu_kv_cache_tokens", _tokens(m["tokens"])),)
+
+
+def _vllm_concurrency(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return "Maximum concurrency", (
+        ("max_model_len", _tokens(m["len"])),
+        ("max_concurrency", f"{m['x']}x"),
+    )
+
+
+def _vllm_blocks(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    fields = [("gpu_blocks", m["gpu"])]
+    if m["cpu"]:
+        fields.append(("cpu_blocks", m["cpu"]))
+    return "# GPU blocks", tuple(fields)
+
+
+def _vllm_available(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return "Available KV cache memory", (("available_kv_cache_memory", f"{m['gib']} GiB"),)
+
+
+def _vllm_needed(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    fields = [
+        ("kv_cache_needed", f"{m['need']} GiB"),
+        ("available_kv_cache_memory", f"{m['avail']} GiB"),
+    ]
+    return "KV cache is needed", tuple(fields)
+
+
+def _vllm_estimate(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return "estimated maximum model length", (("estimated_max_model_len", m["len"]),)
+
+
+def _vllm_block_size(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return "Setting attention block size", (("attention_block_size", m["size"]),)
+
+
+def _vllm_mamba_pad(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return "Padding mamba page size", (("mamba_page_padding", f"{m['pct']}%"),)
+
+
+def _sglang_kv(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    fields = [("pool_tokens", m["tokens"])]
+    if m["kv"]:
+        fields.append(("kv_size", f"{m['kv']} GiB"))
+    else:
+        fields += [("k_size", f"{m['k']} GiB"), ("v_size", f"{m['v']} GiB")]
+    return "KV Cache is allocated", tuple(fields)
+
+
+_FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
+    (
+        "llamacpp",
+        re.compile(
+            rf"(?P<fn>{_NAME}): size = {{0,8}}(?P<size>{_NUM}) MiB \( {{0,12}}(?P<cells>{_INT})"
+            rf" cells, {{0,6}}(?P<layers>{_INT}) layers, {{0,6}}(?P<seqs>{_INT})(?:/(?P<streams>{_INT}))?"
+            rf" seqs\), (?P<a>[KR]) \((?P<ta>{_NAME})\): {{0,8}}(?P<ma>{_NUM}) MiB,"
+            rf" (?P<b>[VS]) \((?P<tb>{_NAME})\): {{0,8}}(?P<mb>{_NUM}) MiB"
+        ),
+        _llama_size,
+    ),
+    (
+        "llamacpp",
+        re.compile(
+            rf"(?P<fn>{_NAME}): KV self size {{0,4}}= {{0,8}}(?P<size>{_NUM}) MiB,"
+            rf" K \((?P<tk>{_NAME})\): {{0,8}}(?P<mk>{_NUM}) MiB,"
+            rf" V \((?P<tv>{_NAME})\): {{0,8}}(?P<mv>{_NUM}) MiB"
+        ),
+        _llama_self,
+    ),
+    (
+        "llamacpp",
+        re.compile(
+            rf"(?P<fn>{_NAME}): kv_size = (?P<cells>{_INT}),(?: offload = {_INT},)?"
+            rf" type_k = '(?P<tk>{_NAME})', type_v = '(?P<tv>{_NAME})', n_layer = (?P<layers>{_INT})"
+            rf"(?:, can_shift = {_INT})?(?:, padding = (?P<pad>{_INT}))?"
+        ),
+        _llama_init,
+    ),
+    (
+        "llamacpp",
+        re.compile(
+            rf"(?P<fn>{_NAME}): creating {{1,8}}(?P<which>non-SWA|SWA) KV cache,"
+            rf" size = (?P<cells>{_INT}) cells"
+        ),
+        _llama_iswa,
+    ),
+    (
+        "llamacpp",
+        re.compile(
+            rf"(?P<fn>{_NAME}): {{0,12}}(?P<buf>[A-Za-z0-9_]{{1,40}}) KV buffer size"
+            rf" = {{0,8}}(?P<size>{_NUM}) MiB"
+        ),
+        _llama_buffer,
+    ),
+    ("vllm", re.compile(rf"GPU KV cache size: (?P<tokens>{_GROUPED}) tokens"), _vllm_tokens),
+    (
+        "vllm",
+        re.compile(
+            rf"Maximum concurrency for (?P<len>{_GROUPED}) tokens per request: (?P<x>{_NUM})x"
+        ),
+        _vllm_concurrency,
+    ),
+    (
+        "vllm",
+        re.compile(rf"# GPU blocks: (?P<gpu>{_INT})(?:, # CPU blocks: (?P<cpu>{_INT}))?"),
+        _vllm_blocks,
+    ),
+    ("vllm", re.compile(rf"Available KV cache memory: (?P<gib>{_NUM}) GiB"), _vllm_available),
+    (
+        "vllm",
+        re.compile(
+            rf"\((?P<need>{_NUM}) GiB KV cache is needed, which is larger than the available"
+            rf" KV cache memory \((?P<avail>{_NUM}) GiB\)"
+        ),
+        _vllm_needed,
+    ),
+    (
+        "vllm",
+        re.compile(rf"the estimated maximum model length is (?P<len>{_INT})"),
+        _vllm_estimate,
+    ),
+    (
+        "vllm",
+        re.compile(rf"Setting attention block size to (?P<size>{_INT}) tokens"),
+        _vllm_block_size,
+    ),
+    (
+        "vllm",
+        re.compile(rf"Padding mamba page size by (?P<pct>{_NUM})%"),
+        _vllm_mamba_pad,
+    ),
+    (
+        "sglang",
+        re.compile(
+            rf"KV Cache is allocated\. #tokens: (?P<tokens>{_INT}),"
+            rf"(?: KV size: (?P<kv>{_NUM}) GB| K size: (?P<k>{_NUM}) GB, V size: (?P<v>{_NUM}) GB)"
+        ),
+        _sglang_kv,
+    ),
+)
+
+_SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "llamacpp_{0}",
+        re.compile(
+            r"(?:llama_context|llama_init_from_model|llama_new_context_with_model): "
+            r"(n_ctx|n_ctx_per_seq|n_ctx_seq|n_seq_max|n_batch|n_ubatch|flash_attn|kv_unified"
+            r"|swa_full) {0,24}= {0,8}([A-Za-z0-9_]{1,20})"
+        ),
+    ),
+    ("llamacpp_build", re.compile(r"\bbuild(?: =|:) ([0-9]{1,7}) \(([0-9a-f]{4,40})\)")),
+    ("llamacpp_build", re.compile(r"^version: ([0-9]{1,7}) \(([0-9a-f]{4,40})\)")),
+    (
+        "model_name",
+        re.compile(r"general\.name {1,40}(?:str {1,40})?= {1,10}(\S(?:[^\r\n]{0,200}\S)?)"),
+    ),
+    ("vllm_version", re.compile(r"vLLM API server version ([0-9][0-9A-Za-z.+\-]{0,60})")),
+    ("vllm_version", re.compile(r"LLM engine \(v([0-9][0-9A-Za-z.+\-]{0,60})\)")),
+    ("model", re.compile(r"'model': '([^']{1,300})'")),
+    ("model", re.compile(r"\bmodel='([^']{1,300})'")),
+    ("kv_cache_dtype", re.compile(r"\bkv_cache_dtype=([A-Za-z0-9_]{1,40})")),
+    ("kv_cache_dtype", re.compile(r"'kv_cache_dtype': '([A-Za-z0-9_]{1,40})'")),
+    ("max_model_len", re.compile(r"Using max model len ([0-9]{1,9})")),
+)
+
+
+def read_log(text: str) -> LogReading:
+    """Every cache figure and setting in ``text``; the first value of a setting wins."""
+    figures: list[Figure] = []
+    settings: dict[str, Setting] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = _ANSI.sub("", raw[:MAX_LINE])
+        if not line.strip():
+            continue
+        for engine, pattern, build in _FIGURES:
+            match = pattern.search(line)
+            if match is not None:
+                source, fields = build(match)
+                figures.append(Figure(number, engine, source, fields, line.strip()))
+                break
+        for key, pattern in _SETTINGS:
+            match = pattern.search(line)
+            if match is None:
+                continue
+            if key == "llamacpp_{0}":
+                name, value = f"llamacpp_{match[1]}", match[2]
+            elif key == "llamacpp_build":
+                name, value = key, f"b{match[1]} ({match[2]})"
+            else:
+                name, value = key, match[1]
+            settings.setdefault(name, Setting(name, value, number))
+    return LogReading(tuple(figures), tuple(settings.values()))
+
+
+def read_log_file(path: Path) -> LogReading:
+    """Read ``path``; ``LogError`` when it is unreadable, binary, too large or has no figures."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise LogError(f"{path}: {size:,} bytes; a start-up log over {MAX_BYTES:,} is refused")
+        data = path.read_bytes()
+    except OSError as error:
+        raise LogError(f"{path}: cannot read: {error.strerror or error}") from None
+    if not data.strip():
+        raise LogError(f"{path}: the log is empty")
+    if b"\x00" in data:
+        raise LogError(f"{path}: not a text log (it contains NUL bytes)")
+    reading = read_log(data.decode("utf-8", errors="replace"))
+    if not reading.figures:
+        raise LogError(
+            f"{path}: no cache figures found (looked for llama.cpp 'size = ... MiB (... cells',"
+            " 'KV self size', vLLM 'GPU KV cache size: N tokens', 'Maximum concurrency for',"
+            " SGLang 'KV Cache is allocated')"
+        )
+    return reading
+
+
+def _scalar(value: str) -> str:
+    """A YAML scalar: plain when safe, else double-quoted (JSON escapes are valid YAML)."""
+    plain = re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_./+\- ]{0,80}", value) is not None
+    if plain and not value.endswith(" ") and not _RESERVED.fullmatch(value):
+        return value
+    return json.dumps(value)
+
+
+def render(reading: LogReading, name: str) -> str:
+    """The figures as YAML-style lines a contributor can paste into a record."""
+    engines = reading.engines
+    out = [f"# read from {name}: {len(reading.figures)} cache figure line(s)"]
+    if len(engines) == 1:
+        out.append(f"engine: {engines[0]}")
+    else:
+        out.append(f"engines: [{', '.join(engines)}]")
+    if reading.settings:
+        out.append("settings:")
+        for setting in reading.settings:
+            out.append(f"  {setting.key}: {_scalar(setting.value)}  # line {setting.line}")
+    out.append("figures:")
+    for figure in reading.figures:
+        out.append(f"  - line: {figure.line}")
+        if len(engines) > 1:
+            out.append(f"    engine: {figure.engine}")
+        out.append(f"    printed_by: {_scalar(figure.source)}")
+        for key, value in figure.fields:
+            out.append(f"    {key}: {_scalar(value)}")
+        out.append(f"    quoted: {json.dumps(figure.quoted)}")
+    return "\n".join(out)
