@@ -22,6 +22,38 @@ from kvrecords.cli.common import run_validate
 FORMATS = ("text", "json", "github")
 # arithmetic.LAYER_BASES, repeated here so that the command line starts without the library
 LAYER_BASES = ("cache", "full_attention", "all_layers_as_full_attention")
+# The engine models' choices, repeated here for the same reason (tests/test_engines.py ties them)
+ENGINES = ("llamacpp", "vllm", "sglang")
+LLAMACPP_CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl")
+LLAMACPP_VERSIONS = (
+    "latest",
+    "2024-05-pad-by-fa",
+    "2025-04-mla",
+    "2025-05-swa",
+    "2025-07-streams",
+    "2025-10-no-pad",
+    "2025-11-pad-256",
+    "2026-01-v-less",
+)
+VLLM_KV_CACHE_DTYPES = (
+    "auto",
+    "bfloat16",
+    "float16",
+    "fp8",
+    "fp8_e4m3",
+    "fp8_e5m2",
+    "fp8_inc",
+    "fp8_ds_mla",
+    "int8_per_token_head",
+    "fp8_per_token_head",
+    "nvfp4",
+    "turboquant_k8v4",
+    "turboquant_4bit_nc",
+    "turboquant_k3v4_nc",
+    "turboquant_3bit_nc",
+)
+SGLANG_KV_CACHE_DTYPES = ("auto", "fp8_e4m3", "fp8_e5m2")
+KV_CACHE_DTYPES = VLLM_KV_CACHE_DTYPES
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -72,7 +104,7 @@ def _number(value: Fraction | None, *, round_up: bool = False) -> int | float | 
 
 
 @cli.command()
-@click.argument("model")
+@click.argument("model", required=False)
 @click.option(
     "--context",
     "context_tokens",
@@ -103,18 +135,143 @@ def _number(value: Fraction | None, *, round_up: bool = False) -> int | float | 
     default="text",
     show_default=True,
 )
+@click.option(
+    "--engine",
+    type=click.Choice(ENGINES),
+    help="Also show what this engine allocates at --context: llamacpp, vllm or sglang.",
+)
+@click.option(
+    "--engine-version",
+    help=(
+        "The engine's version (default latest). llamacpp: "
+        + ", ".join(LLAMACPP_VERSIONS)
+        + " (named by the change; build numbers are not mapped). vllm: a release such as"
+        " 0.10.1. sglang: latest."
+    ),
+)
+@click.option(
+    "--cache-type-k",
+    "-ctk",
+    type=click.Choice(LLAMACPP_CACHE_TYPES),
+    help="llamacpp: K cache type (default f16); one of " + ", ".join(LLAMACPP_CACHE_TYPES) + ".",
+)
+@click.option(
+    "--cache-type-v",
+    "-ctv",
+    type=click.Choice(LLAMACPP_CACHE_TYPES),
+    help="llamacpp: V cache type (default f16); one of " + ", ".join(LLAMACPP_CACHE_TYPES) + ".",
+)
+@click.option(
+    "--flash-attn",
+    "-fa",
+    type=click.Choice(("on", "off", "auto")),
+    help="llamacpp: flash attention on, off or auto (default auto); older versions need on/off.",
+)
+@click.option(
+    "--swa-full",
+    is_flag=True,
+    default=None,
+    help="llamacpp: keep all cells for sliding-window layers (flag; default off).",
+)
+@click.option(
+    "--ubatch",
+    "-ub",
+    type=click.IntRange(min=1),
+    help="llamacpp: physical batch size n_ubatch (default 512); sizes the window cache.",
+)
+@click.option(
+    "--parallel",
+    "-np",
+    type=click.IntRange(min=1),
+    help="llamacpp: number of sequences / server slots (default 1).",
+)
+@click.option(
+    "--kv-unified",
+    is_flag=True,
+    default=None,
+    help="llamacpp: one cache shared by all sequences (flag; default: a stream per sequence).",
+)
+@click.option(
+    "--kv-cache-dtype",
+    type=click.Choice(KV_CACHE_DTYPES),
+    help=(
+        "vllm or sglang: cache dtype (default auto). vllm: "
+        + ", ".join(VLLM_KV_CACHE_DTYPES)
+        + ". sglang: "
+        + ", ".join(SGLANG_KV_CACHE_DTYPES)
+        + "."
+    ),
+)
+@click.option(
+    "--block-size",
+    type=click.IntRange(min=1),
+    help="vllm: tokens per block (default 16, 64 for MLA; hybrids align it to the state page).",
+)
+@click.option(
+    "--max-num-batched-tokens",
+    type=click.IntRange(min=1),
+    help="vllm: tokens per step (default 8192); sizes the pages of sliding-window layers.",
+)
+@click.option(
+    "--tensor-parallel-size",
+    "--tp-size",
+    "tensor_parallel_size",
+    type=click.IntRange(min=1),
+    help="vllm or sglang: tensor-parallel ranks (default 1); figures are per rank.",
+)
+@click.option(
+    "--mamba-ssm-cache-dtype",
+    type=click.Choice(("auto", "float32", "bfloat16", "float16")),
+    help="vllm: dtype of the SSM / recurrent state (default auto, the model dtype).",
+)
+@click.option(
+    "--disable-hybrid-kv-cache-manager",
+    is_flag=True,
+    default=None,
+    help="vllm: window layers keep every token, as before the hybrid allocator (flag).",
+)
+@click.option(
+    "--page-size",
+    type=click.IntRange(min=1),
+    help="sglang: tokens per page (default 1).",
+)
+@click.option(
+    "--from-log",
+    "from_log",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Read a llama.cpp, vLLM or SGLang start-up log and print the cache figures it states.",
+)
 def kv(
-    model: str,
+    model: str | None,
     context_tokens: int | None,
     dtype: str,
     state_dtype: str | None,
     layers_counted: str,
     output_format: str,
+    engine: str | None,
+    engine_version: str | None,
+    from_log: Path | None,
+    **engine_options: Any,
 ) -> None:
-    """Show the KV arithmetic of MODEL (an id from models/ or a path to a model file)."""
+    """Show the KV arithmetic of MODEL (an id from models/ or a path to a model file).
+
+    With --engine, also what that engine allocates at --context, part by part, next to the
+    logical figure, with the engine's own option spellings. With --from-log FILE, read the
+    cache figures out of an engine's start-up log instead (no MODEL).
+    """
+    if from_log is not None:
+        if model is not None or engine is not None:
+            _fail("give MODEL (with --engine) or --from-log FILE, not both")
+        _kv_from_log(from_log)
+        return
+    if model is None:
+        _fail("give MODEL, or --from-log FILE")
     from kvrecords.dataset.models import load_model_file
     from kvrecords.kv.arithmetic import kv_report, parse_element_type
 
+    given = {name: value for name, value in engine_options.items() if value is not None}
+    if engine is None and (given or engine_version is not None):
+        _fail(f"--{next(iter(given), 'engine_version').replace('_', '-')} needs --engine")
     path = Path(model)
     if not (model.endswith((".yaml", ".yml")) or os.sep in model or "/" in model):
         path = _root() / "models" / f"{model}.yaml"
@@ -135,10 +292,143 @@ def kv(
         report = kv_report(geometry, element, context_tokens, layers_counted, state_element)
     except ValueError as error:
         _fail(str(error))
+    engine_report = None
+    if engine is not None:
+        engine_report = _engine_report(geometry, engine, engine_version, context_tokens, given)
     if output_format == "json":
-        click.echo(json.dumps(_kv_json(report), indent=2))
+        data = _kv_json(report)
+        if engine_report is not None:
+            data.update(_engine_json(engine_report, report))
+        click.echo(json.dumps(data, indent=2))
     else:
-        click.echo(_kv_text(report))
+        text = _kv_text(report)
+        if engine_report is not None:
+            text += "\n" + _engine_text(engine_report, report)
+        click.echo(text)
+
+
+# Which option belongs to which engine (each engine's own spelling on the command line).
+_ENGINE_OPTIONS: dict[str, tuple[str, ...]] = {
+    "llamacpp": (
+        "cache_type_k",
+        "cache_type_v",
+        "flash_attn",
+        "swa_full",
+        "ubatch",
+        "parallel",
+        "kv_unified",
+    ),
+    "vllm": (
+        "kv_cache_dtype",
+        "block_size",
+        "max_num_batched_tokens",
+        "tensor_parallel_size",
+        "mamba_ssm_cache_dtype",
+        "disable_hybrid_kv_cache_manager",
+    ),
+    "sglang": ("kv_cache_dtype", "page_size", "tensor_parallel_size"),
+}
+_SGLANG_NAMES = {"tensor_parallel_size": "tp_size"}
+
+
+def _engine_report(
+    geometry: Any, engine: str, version: str | None, context: int, given: dict[str, Any]
+) -> Any:
+    from kvrecords.kv.engines import EngineError, engine_report
+
+    stray = [name for name in given if name not in _ENGINE_OPTIONS[engine]]
+    if stray:
+        _fail(
+            f"--{stray[0].replace('_', '-')} is not an option of {engine}; its options: "
+            + ", ".join("--" + n.replace("_", "-") for n in _ENGINE_OPTIONS[engine])
+        )
+    if engine == "sglang":
+        given = {_SGLANG_NAMES.get(name, name): value for name, value in given.items()}
+    try:
+        return engine_report(geometry, engine, context, version or "latest", **given)
+    except EngineError as error:
+        _fail(f"{engine}: {error}")
+
+
+def _logical_total(report: Any) -> Fraction | None:
+    if report.kv_bytes_at_context is None or report.fixed_state_bytes is None:
+        return None
+    total: Fraction = report.kv_bytes_at_context + report.fixed_state_bytes
+    return total
+
+
+def _engine_json(engine_report: Any, report: Any) -> dict[str, Any]:
+    logical = _logical_total(report)
+    engine_bytes = engine_report.engine_kv_bytes
+    difference = None
+    if logical is not None and engine_bytes is not None:
+        difference = _number(engine_bytes - logical, round_up=True)
+    return {
+        "engine": engine_report.engine,
+        "engine_version": engine_report.version,
+        "engine_version_note": engine_report.version_note,
+        "engine_options": dict(engine_report.options),
+        "engine_context_meaning": engine_report.context_meaning,
+        "engine_kv_bytes": engine_bytes,
+        "logical_total_bytes": _number(logical, round_up=True),
+        "difference_bytes": difference,
+        "parts": [
+            {"name": part.name, "bytes": part.bytes, "how": part.how}
+            for part in engine_report.parts
+        ],
+        "engine_printed": list(engine_report.printed),
+        "engine_notes": list(engine_report.notes),
+    }
+
+
+def _engine_text(engine_report: Any, report: Any) -> str:
+    from kvrecords.kv.units import format_exact, format_in_unit
+
+    def amount(value: Fraction | int | None) -> str:
+        if value is None:
+            return "unknown"
+        unit = "GiB" if abs(Fraction(value)) >= 1024**3 else "MiB"
+        return f"{format_exact(value)} B ({format_in_unit(value, unit, 2)})"
+
+    options = ", ".join(f"{key}={value}" for key, value in engine_report.options)
+    lines = [
+        f"engine {engine_report.engine}, version {engine_report.version}: "
+        f"{engine_report.version_note}",
+        f"  context {engine_report.context_tokens:,} = {engine_report.context_meaning}",
+        f"  options: {options}",
+    ]
+    for part in engine_report.parts:
+        lines.append(f"  {part.name}: {amount(part.bytes)}")
+        lines.append(f"      {part.how}")
+    engine_bytes = engine_report.engine_kv_bytes
+    logical = _logical_total(report)
+    lines.append(f"engine allocates: {amount(engine_bytes)}")
+    lines.append(
+        f"logical ({report.dtype.name} KV, {report.state_dtype.name} state): {amount(logical)}"
+    )
+    if engine_bytes is not None and logical is not None and logical:
+        difference = engine_bytes - logical
+        sign = "+" if difference >= 0 else "-"
+        percent = format_exact(abs(difference) * 100 / logical)
+        lines.append(f"difference: {sign}{amount(abs(difference))}, {sign}{percent}%")
+    if engine_report.printed:
+        lines.append("the engine prints:")
+        lines += [f"  {line}" for line in engine_report.printed]
+    if engine_report.notes:
+        lines.append("why the figures differ:")
+        lines += [f"  - {note}" for note in engine_report.notes]
+    return "\n".join(lines)
+
+
+def _kv_from_log(path: Path) -> None:
+    from kvrecords.tools.engine_logs import LogError, read_log_file, render
+
+    try:
+        reading = read_log_file(path)
+    except LogError as error:
+        click.echo(f"kvrecords: {error}", err=True)
+        sys.exit(1)
+    click.echo(render(reading, path.name))
 
 
 def _max_context(path: Path) -> int | None:
