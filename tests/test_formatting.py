@@ -231,7 +231,7 @@ def test_short_strings_plain_when_they_read_back_else_quoted(record_schema: dict
     )
     out = format_text(text, "record", record_schema)
     assert out.split("\n")[1:-1] == [
-        "a: plain words", "b: '010'", "c: 'null'", "d: no", "e: 'true'", "f: 'key: value'",
+        "a: plain words", "b: '010'", "c: 'null'", "d: 'no'", "e: 'true'", "f: 'key: value'",
         "g: it's", "h: '2026-09-02'", "i: 2026-09-02", "j: ''",
     ]  # fmt: skip
     assert data_of(out) == data_of(text)
