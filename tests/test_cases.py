@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import copy_dataset
-from kvrecords.checks import rules
+from kvrecords.checks import registry as rules
 from kvrecords.runner.validate import validate
 
 CASES = Path(__file__).parent / "cases"

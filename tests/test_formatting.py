@@ -12,7 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from conftest import run_cli
 from kvrecords.dataset import atomic
 from kvrecords.dataset.document import Document, parse_document
 from kvrecords.tools import fmt as formatting
@@ -170,10 +173,10 @@ def test_format_file_writes_the_modeline_for_the_files_place(dataset: Path) -> N
 
 
 def test_numbers_are_written_exactly_as_they_were(record_schema: dict[str, Any]) -> None:
-    text = "confidence: 0.70\nx: [1.0e+3, +1, 010, 0x1F, -0, 1.50]\ny: 65536\nz: 12.500\n"
+    text = "confidence: 0.70\nx: [1.0e+3, +1, 010, -0, 1.50, .5]\ny: 65536\nz: 12.500\n"
     out = format_text(text, "record", record_schema)
     assert "confidence: 0.70\n" in out
-    assert "x: [1.0e+3, +1, 010, 0x1F, -0, 1.50]\n" in out
+    assert "x: [1.0e+3, +1, 010, -0, 1.50, .5]\n" in out
     assert "y: 65536\n" in out
     assert "z: 12.500\n" in out
 
@@ -235,6 +238,164 @@ def test_short_strings_plain_when_they_read_back_else_quoted(record_schema: dict
         "g: it's", "h: '2026-09-02'", "i: 2026-09-02", "j: ''",
     ]  # fmt: skip
     assert data_of(out) == data_of(text)
+
+
+# Plain, these are booleans, numbers, nulls or dates to YAML 1.1 readers (PyYAML and many others;
+# y and n in the 1.1 type repository though not in PyYAML) while YAML 1.2 reads some as text.
+YAML11_NOT_TEXT = [
+    "no", "No", "NO", "on", "On", "ON", "off", "Off", "yes", "Yes", "y", "Y", "n", "N",
+    "12:30", "1:2:3", "190:20:30.15", "-12:30", "0x1A", "0o17", "0b101", "017", "1_000",
+    "+1_000", ".5", "+.5", "1.", "-1.5e+3", "~", "null", "=", "<<", "2026-09-02",
+    "2001-12-14t21:59:43.10-05:00", ".inf", "-.Inf", ".NaN", "true", "False",
+]  # fmt: skip
+
+
+def _yaml11(text: str) -> Any:
+    import yaml
+
+    return yaml.safe_load(text)
+
+
+@pytest.mark.parametrize("value", YAML11_NOT_TEXT)
+def test_strings_yaml_1_1_reads_as_other_types_stay_quoted(
+    record_schema: dict[str, Any], value: str
+) -> None:
+    out = format_text(f"title: '{value}'\nnotes: [a, '{value}']\n", "record", record_schema)
+    assert f"title: '{value}'\n" in out
+    assert f"notes: [a, '{value}']\n" in out
+    assert data_of(out) == {"title": value, "notes": ["a", value]}
+    assert _yaml11(out) == {"title": value, "notes": ["a", value]}
+
+
+yaml_corner_text = st.text(alphabet="0123456789abefnoxyNOY.:_-+~<=! ", min_size=1, max_size=10)
+
+
+@settings(max_examples=300, deadline=None)
+@given(yaml_corner_text)
+def test_a_quoted_string_reads_back_the_same_in_yaml_1_1_and_1_2(value: str) -> None:
+    schema = load_schema(REPO, "record")
+    source = "title: " + "'" + value.replace("'", "''") + "'\n"
+    out = format_text(source, "record", schema)
+    assert data_of(out)["title"] == value
+    assert _yaml11(out)["title"] == value
+    if value in ("y", "Y", "n", "N"):
+        assert f"title: '{value}'\n" in out
+
+
+@pytest.mark.parametrize("number", ["0x223DA", "0o17", "0xff"])
+def test_hexadecimal_and_octal_numbers_are_refused(
+    record_schema: dict[str, Any], number: str
+) -> None:
+    with pytest.raises(FormatRefused) as refused:
+        format_text(f"results:\n  tokens_not_recomputed: {number}\n", "record", record_schema)
+    (problem,) = refused.value.problems
+    assert (problem.code, problem.line, problem.column) == ("KV008", 2, 26)
+    assert "write it in decimal" in problem.message
+
+
+# ---- characters and whitespace that readers disagree on -------------------------------------
+
+LINE_BREAK_LIKE = {"\u2028": "U+2028", "\u2029": "U+2029", "\x85": "U+0085"}
+
+
+@pytest.mark.parametrize("character", sorted(LINE_BREAK_LIKE))
+@pytest.mark.parametrize(
+    ("template", "where"),
+    [
+        ("id: x\nflags: [--a, 'b{c}c']\n", (2, 16)),  # a flow sequence
+        ("id: x\nflags:\n  - --a\n  - 'b{c}c'\n", (4, 7)),  # a block sequence
+        ("id: x\nnotes: a{c}b\n", (2, 9)),  # a plain scalar
+        ("id: x\n# a comment{c}model: hidden\n", (2, 12)),  # a key hidden behind a comment
+        ("id: x\nnotes: >-\n  folded{c}text\n", (3, 9)),  # a block scalar
+    ],
+)
+def test_line_break_like_characters_are_refused_at_their_place(
+    record_schema: dict[str, Any], character: str, template: str, where: tuple[int, int]
+) -> None:
+    with pytest.raises(FormatRefused) as refused:
+        format_text(template.replace("{c}", character), "record", record_schema)
+    (problem,) = refused.value.problems
+    assert (problem.code, (problem.line, problem.column)) == ("KV005", where)
+    assert problem.message.startswith(LINE_BREAK_LIKE[character])
+
+
+def test_fmt_check_of_a_dataset_with_a_line_separator_exits_1_with_its_place(
+    dataset: Path,
+) -> None:
+    path = dataset / SEED
+    text = path.read_text(encoding="utf-8")
+    flags = "    flags:\n      - --enable-prefix-caching\n      - --enable-prompt-tokens-details\n"
+    assert flags in text
+    path.write_text(text.replace(flags, "    flags: [--enable-prefix-caching, 'a\u2028b']\n"))
+    before = path.read_bytes()
+    for args in (["fmt", "--check"], ["fmt"], ["fmt", str(SEED)]):
+        result = run_cli(*args, cwd=dataset)
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert "Traceback" not in result.stdout + result.stderr
+        assert re.search(
+            rf"^{re.escape(SEED.as_posix())}:\d+:\d+: KV005 U\+2028 ", result.stdout, re.M
+        )
+        assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("escape", "character"), [("\\L", "\u2028"), ("\\P", "\u2029"), ("\\N", "\x85")]
+)
+def test_escaped_line_break_like_characters_stay_escaped(
+    record_schema: dict[str, Any], escape: str, character: str
+) -> None:
+    text = f'title: "a{escape}b"\nnotes: [x, "c{escape}d"]\n'
+    out = format_text(text, "record", record_schema)
+    assert character not in out
+    assert data_of(out) == {"title": f"a{character}b", "notes": ["x", f"c{character}d"]}
+    assert _yaml11(out) == data_of(out)
+    assert format_text(out, "record", record_schema) == out
+
+
+def test_an_escaped_invisible_character_is_not_written_raw(record_schema: dict[str, Any]) -> None:
+    # ruamel writes U+202E (right-to-left override) raw even in double quotes
+    with pytest.raises(UnsafeFormat, match="U\\+202E"):
+        format_text('title: "a\\u202eb"\n', "record", record_schema)
+
+
+def test_tabs_between_tokens_become_spaces_and_tabs_in_comments_and_text_stay(
+    record_schema: dict[str, Any],
+) -> None:
+    text = (
+        "confidence:\t0.62\t# a\ttab\nnotes: |\t# header\n  x\ty\n"
+        "title: 'a\tb'\ntechniques: [a,\tb]\n"
+    )
+    out = format_text(text, "record", record_schema)
+    assert "confidence: 0.62  # a\ttab\n" in out
+    assert "techniques: [a, b]\n" in out
+    assert data_of(out) == data_of(text)
+    assert format_text(out, "record", record_schema) == out
+
+
+def test_fmt_check_on_a_tab_after_a_colon_names_the_file(dataset: Path) -> None:
+    path = dataset / SEED
+    path.write_text(path.read_text(encoding="utf-8").replace("confidence: ", "confidence:\t"))
+    before = path.read_bytes()
+    result = run_cli("fmt", "--check", cwd=dataset)
+    assert result.returncode == 1
+    assert f"would reformat {SEED.as_posix()}" in result.stdout
+    assert "1 would be reformatted" in result.stdout
+    assert path.read_bytes() == before
+    assert run_cli("fmt", cwd=dataset).returncode == 0
+    assert "\t" not in path.read_text(encoding="utf-8")
+    assert run_cli("fmt", "--check", cwd=dataset).returncode == 0
+
+
+def test_yaml_ruamel_cannot_read_is_reported_at_its_place(
+    record_schema: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # were tabs left in, ruamel would refuse the file: the message says where and why
+    monkeypatch.setattr(formatting, "_untabbed", lambda text: text)
+    with pytest.raises(UnsafeFormat) as refused:
+        format_text("id: x\nconfidence:\t0.62\n", "record", record_schema, display_path="r.yaml")
+    message = str(refused.value)
+    assert message.startswith("r.yaml:2:12: ruamel.yaml, which fmt writes with, cannot read")
+    assert "\n" not in message and "nothing written" in message
 
 
 # ---- comments -------------------------------------------------------------------------------

@@ -72,6 +72,13 @@ HOSTILE: dict[str, tuple[bytes | str, str]] = {
     "overflowing-float": ("confidence: 1e400\n", "KV008"),
     "absurd-integer": ("confidence: " + "9" * 5000 + "\n", "KV008"),
     "null-bytes": (b"id: x\x00\n", "KV001"),
+    # characters YAML 1.1 readers (libyaml) take for line breaks and YAML 1.2 readers for text
+    "line-separator-in-a-flow-sequence": ("id: x\nflags: [--a, 'b\u2028c']\n", "KV005"),
+    "paragraph-separator-hiding-a-key": ("id: x\n# note\u2029confidence: 1\n", "KV005"),
+    "next-line-in-plain-text": ("id: x\nnotes: a\x85b\n", "KV005"),
+    "hexadecimal-number": ("confidence: 0x1\n", "KV008"),
+    "octal-number": ("confidence: 0o1\n", "KV008"),
+    "long-hexadecimal-number": ("confidence: 0x" + "f" * 100_000 + "\n", "KV008"),
 }
 
 
@@ -87,6 +94,49 @@ def test_hostile_file_gets_a_located_problem_and_exit_1(name: str, dataset: Path
     assert re.match(rf"^records/kv-efficiency/{name}\.yaml:\d+:\d+: {code} ", first), first
     assert snapshot(dataset) == before
     assert not Path("/tmp/kvrecords-pwned").exists()
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_fmt_on_a_hostile_file_exits_1_with_its_place_and_changes_nothing(
+    name: str, dataset: Path
+) -> None:
+    content, code = HOSTILE[name]
+    path = write(dataset, name, content)
+    before = snapshot(dataset)
+    for args in (["fmt", "--check"], ["fmt"], ["fmt", str(path.relative_to(dataset))]):
+        result = run_cli(*args, cwd=dataset)
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert "Traceback" not in result.stdout + result.stderr
+        assert "internal error" not in result.stdout + result.stderr
+        assert re.search(
+            rf"^records/kv-efficiency/{re.escape(name)}\.yaml:\d+:\d+: {code} ", result.stdout, re.M
+        ), result.stdout
+        assert snapshot(dataset) == before
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "decimal"),
+    [
+        ("tokens_not_recomputed: 140250", "tokens_not_recomputed: 0x223DA", "140250"),
+        ("bytes_per_token: 65536", "bytes_per_token: 0o200000", "65536"),
+        ("context_tokens: 150000", "context_tokens: 0x249F0", "150000"),
+    ],
+)
+def test_a_derived_number_in_hexadecimal_or_octal_is_refused_at_its_place(
+    dataset: Path, old: str, new: str, decimal: str
+) -> None:
+    path = write(dataset, "hex", record_text(dataset, "hex").replace(old, new, 1))
+    result = run_cli("validate", str(path.relative_to(dataset)), cwd=dataset)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    text = path.read_text()
+    offset = text.index(new.split(": ")[1])
+    line = text.count("\n", 0, offset) + 1
+    column = offset - text.rfind("\n", 0, offset)
+    first = result.stdout.splitlines()[0]
+    assert first.startswith(f"records/kv-efficiency/hex.yaml:{line}:{column}: KV008 "), first
+    assert f"write it in decimal ({decimal})" in first
+    assert old.split(":")[0] in first
 
 
 WRONG_VALUES = {

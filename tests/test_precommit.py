@@ -71,7 +71,7 @@ def test_wrong_record_is_rejected_and_the_corrected_one_commits(
     rejected = git(root, "commit", "-m", "add a record", env=env)
     assert rejected.returncode != 0
     assert (
-        "records/kv-efficiency/apc-copy.yaml:13:20: KV301 bytes_per_token is 131072; models/qwen3-8-27b "
+        "records/kv-efficiency/apc-copy.yaml:13:20: KV301 bytes_per_token is 131,072; models/qwen3-8-27b "
         "gives 16 layers x 4 kv heads x (256 + 256) x 2 B = 65,536 B/token"
     ) in rejected.stdout
     assert git(root, "log", "--oneline", env=env).stdout.count("\n") == 1

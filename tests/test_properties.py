@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import json
+import re
 import tempfile
 from collections.abc import Iterator
 from fractions import Fraction
@@ -238,3 +240,132 @@ def test_fmt_round_trips_a_record(path: tuple[Any, ...], text: str, comment: str
     assert after.data == before.data
     assert once.count(f"# {comment.rstrip()}") >= 2  # trailing spaces of a comment are dropped
     assert format_text(once, "record", RECORD_SCHEMA) == once
+
+
+# ---- dependency mode: a changed model or hardware file re-checks every record naming it -------
+
+SEED_ID = "kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090"
+MODEL_ID = "qwen3-8-27b"
+HARDWARE_ID = "rtx-5090"
+
+
+def _spellings(key: str, value: str, pad: str) -> list[str]:
+    """Ways to write ``key: value`` in a block mapping indented by ``pad``; all read the same."""
+    escaped_first = f"\\x{ord(value[0]):02x}{value[1:]}"
+    return [
+        f"{pad}{key}: {value}",
+        f'{pad}"{key}": {value}',
+        f"{pad}'{key}': \"{value}\"",
+        f"{pad}{key}:\n{pad}  {value}",
+        f"{pad}{key}:  # the {key}\n{pad}  {value}",
+        f'{pad}{key}: "{value[:3]}\\\n{pad}  {value[3:]}"',  # an escaped line break
+        f'{pad}{key}: "{escaped_first}"',
+        f'{pad}{key}: "\\u{ord(value[0]):04x}{value[1:]}"',
+        f"{pad}? {key}\n{pad}: {value}",
+        f"{pad}{key}: >-\n{pad}  {value}",
+        f"{pad}{key}: |-\n{pad}  {value}",
+        f'{pad}"\\x{ord(key[0]):02x}{key[1:]}": {value}',
+        f"{pad}{key}:\t{value}",
+        f"{pad}{key}: {value}  # {value}",
+    ]
+
+
+SPELLINGS = len(_spellings("model", MODEL_ID, ""))
+SEED_TEXT = SEED.read_text(encoding="utf-8")
+_ACCELERATOR_LINE = re.compile(rf"^( *)accelerator: {HARDWARE_ID}$", re.MULTILINE)
+
+
+def _linked_record(slug: str, model: str, hardware: str, spelling: int) -> str:
+    """The seed under ``slug``, naming ``model`` and ``hardware`` in spelling ``spelling``."""
+    text = SEED_TEXT.replace(SEED_ID, f"kv-efficiency/{slug}")
+    if spelling == SPELLINGS:  # the whole record as JSON, which is YAML in flow style
+        document = parse_document(text.encode(), slug)
+        assert isinstance(document, Document)
+        data = dict(document.data, model=model)
+        text = json.dumps(data, indent=None).replace(f'"{HARDWARE_ID}"', f'"{hardware}"')
+        return f"# yaml-language-server: $schema=../../schema/record.schema.json\n{text}\n"
+    assert f"\nmodel: {MODEL_ID}\n" in text
+    text = text.replace(
+        f"\nmodel: {MODEL_ID}\n", "\n" + _spellings("model", model, "")[spelling] + "\n"
+    )
+    return _ACCELERATOR_LINE.sub(
+        lambda m: _spellings("accelerator", hardware, m.group(1))[spelling],
+        text,
+    )
+
+
+# Each change with whether the full run then fails a record built on the seed.
+MODEL_CHANGES = [
+    ("kv_heads: 4", "kv_heads: 8", True),
+    ("kv_heads: 4", "kv_heads: 1", True),
+    ("head_dim: 256", "head_dim: 128", True),
+    ("num_layers: 64", "num_layers: 65", True),  # groups no longer add up: the model is broken
+    ("kv_heads: 4", "kv_heads: 0", True),  # fails the model schema
+]
+HARDWARE_CHANGES = [
+    ("usable_gib: 31.84", "usable_gib: 12", True),
+    ("nominal_gib: 32", "nominal_gib: 8\n  bogus: 1", True),  # fails the hardware schema
+    # the seed states no decode rate, so nothing rests on the bandwidth
+    ("memory_bandwidth_gb_s: 1792", "memory_bandwidth_gb_s: 1", False),
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(["model", "hardware"]),
+    st.integers(min_value=0, max_value=len(HARDWARE_CHANGES) - 1),
+    st.integers(min_value=0, max_value=len(MODEL_CHANGES) - 1),
+    st.lists(
+        st.tuples(st.booleans(), st.integers(min_value=0, max_value=SPELLINGS)),
+        min_size=1,
+        max_size=4,
+    ),
+)
+def test_a_changed_model_or_hardware_file_rechecks_every_record_naming_it(
+    target: str, hardware_change: int, model_change: int, records: list[tuple[bool, int]]
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        root = copy_dataset(Path(folder) / "dataset", with_records=False)
+        dependents = set()
+        for index, (links, spelling) in enumerate(records):
+            slug = f"record-{index}"
+            model, hardware = MODEL_ID, HARDWARE_ID
+            if not links and target == "model":
+                model = "llama-3.1-8b"
+            if not links and target == "hardware":
+                hardware = "rtx-4090"
+            text = _linked_record(slug, model, hardware, spelling)
+            # every spelling reads as the canonical one does
+            canonical = _linked_record(slug, model, hardware, 0)
+            read, expected = (parse_document(t.encode(), slug) for t in (text, canonical))
+            assert isinstance(read, Document) and isinstance(expected, Document)
+            assert read.data == expected.data, spelling
+            display = f"records/kv-efficiency/{slug}.yaml"
+            (root / display).write_text(text, encoding="utf-8")
+            if links:
+                dependents.add(display)
+        if target == "model":
+            changed = root / "models" / f"{MODEL_ID}.yaml"
+            old, new, breaks = MODEL_CHANGES[model_change]
+        else:
+            changed = root / "hardware" / f"{HARDWARE_ID}.yaml"
+            old, new, breaks = HARDWARE_CHANGES[hardware_change]
+        before = changed.read_text(encoding="utf-8")
+        assert old in before
+        changed.write_text(before.replace(old, new, 1), encoding="utf-8")
+
+        full = validate(root).problems
+        one_file = validate(root, [changed]).problems
+        for display in dependents:
+            assert [p for p in one_file if p.path == display] == [
+                p for p in full if p.path == display
+            ], display
+        changed_display = changed.relative_to(root).as_posix()
+        assert [p for p in one_file if p.path == changed_display] == [
+            p for p in full if p.path == changed_display
+        ]
+        # records that do not name the changed file are left out of a one-file run
+        assert {p.path for p in one_file} <= dependents | {changed_display}
+        # a breaking change shows: the full run fails the dependents (or the changed file itself)
+        if breaks and dependents:
+            assert any(p.path in dependents | {changed_display} for p in full)

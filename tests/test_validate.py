@@ -44,7 +44,7 @@ def test_model_change_fails_the_seed_through_the_model_path_alone(dataset: Path)
     # 16 layers x 8 kv heads x (256 + 256) x 2 B = 131,072 B/token
     line, column = position(dataset / SEED, "65536\n")
     assert (
-        f"{SEED.as_posix()}:{line}:{column}: KV301 bytes_per_token is 65536; models/qwen3-8-27b gives "
+        f"{SEED.as_posix()}:{line}:{column}: KV301 bytes_per_token is 65,536; models/qwen3-8-27b gives "
         "16 layers x 8 kv heads x (256 + 256) x 2 B = 131,072 B/token"
     ) in result.stdout
 
@@ -119,6 +119,74 @@ def test_separator_hint(dataset: Path) -> None:
     assert problem.code == "KV101"
     assert (problem.line, problem.column) == position(dataset / SEED, "65,536\n")
     assert "write 65536 without thousands separators" in problem.message
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (
+            "hit_rate: 0.935",
+            "hit_rate: 93.5",
+            "results.hit_rate: 93.5 is above 1: hit rates are fractions, write 0.935",
+        ),
+        (
+            "hit_rate: 0.935",
+            "hit_rate: {about: 43}",
+            "results.hit_rate.about: 43 is above 1: hit rates are fractions, write 0.43",
+        ),
+        (
+            "context_tokens: 150000",
+            "context_tokens: '150000'",
+            "kv_bytes_basis.context_tokens: '150000' is a string: write the number 150000",
+        ),
+        (
+            "cold_ttft_ms: 53200",
+            'cold_ttft_ms: "53200"',
+            "results.cold_ttft_ms: '53200' is a string: write the number 53200",
+        ),
+        (
+            "measured_tps_at_ctx: null",
+            "measured_tps_at_ctx: '1_000'",
+            "measured_tps_at_ctx: '1_000' is a string: write the number in decimal digits only",
+        ),
+        (
+            "measured_tps_at_ctx: null",
+            "measured_tps_at_ctx: -3",
+            "measured_tps_at_ctx: -3 is less than or equal to the minimum of 0",
+        ),
+        (
+            "measured_tps_at_ctx: null",
+            "measured_tps_at_ctx: yes",
+            "measured_tps_at_ctx: 'yes' is not of type 'number', 'object', 'null'",
+        ),
+        (
+            "measured_ttft_ms_at_ctx: 2300",
+            "measured_ttft_ms_at_ctx: true",
+            "measured_ttft_ms_at_ctx: True is not of type 'number', 'object', 'null' (a boolean",
+        ),
+        (
+            "speedup: 23x",
+            "speedup: 23X",
+            "a ratio is written with a lower-case x: 23x",
+        ),
+        (
+            "    - basis: 0\n",
+            "    - basis: first\n",
+            "kv_bytes_basis.fit_claims[1].basis: 'first' is not 'main' or of type 'integer'",
+        ),
+    ],
+)
+def test_a_field_that_takes_a_number_or_null_names_the_branch_the_value_was_meant_for(
+    dataset: Path, old: str, new: str, message: str
+) -> None:
+    edit(dataset / SEED, old, new)
+    (problem,) = validate(dataset, [dataset / SEED]).problems
+    assert problem.code == "KV101"
+    line, column = position(dataset / SEED, new)
+    value = new.rsplit(": ", 1)[1]  # the value, or the innermost one in a flow mapping
+    assert (problem.line, problem.column) == (line, column + new.rindex(value))
+    assert message in problem.message, problem.message
+    assert "is not of type 'null'" not in problem.message
 
 
 def test_output_is_sorted_and_deterministic(dataset: Path) -> None:

@@ -6,9 +6,37 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from kvrecords.dataset.document import Document, read_document
+from kvrecords.dataset.document import FILE_ACCESS, Document, read_document
 from kvrecords.dataset.layout import SCHEMA_DIR, DatasetFile, IdClaims, escapes_root
-from kvrecords.problems import Problem
+from kvrecords.problems import Problem, Rule
+
+SCHEMA_MODELINE = Rule(
+    "KV102",
+    "schema-modeline",
+    "The file starts with the yaml-language-server modeline pointing at its schema.",
+    "Editors use the modeline to autocomplete and check fields while the contributor types.",
+    "# yaml-language-server: $schema=../../schema/record.schema.json",
+    "# a record without the modeline\n# KV102 first line must be '# yaml-language-server: $schema=...'",
+)
+
+ID_PATH = Rule(
+    "KV201",
+    "id-path",
+    "A record's id is kv-efficiency/<slug> for the file records/kv-efficiency/<slug>.yaml; a model's id is its file name.",
+    "Ids are how records are linked and cited; a mismatch means two names for one thing.",
+    "id: kv-efficiency/example   (in records/kv-efficiency/example.yaml)",
+    "id: kv-efficiency/other   (in records/kv-efficiency/example.yaml)\n# KV201 id does not match the path",
+)
+
+DUPLICATE_ID = Rule(
+    "KV202",
+    "duplicate-id",
+    "No two records or models share an id, compared case-insensitively.",
+    "Case-insensitive file systems (macOS, Windows) would merge them, and readers cannot "
+    "tell them apart.",
+    "records/kv-efficiency/a.yaml and records/kv-efficiency/b.yaml",
+    "records/kv-efficiency/a.yaml and records/kv-efficiency/A.yaml\n# KV202 same id as ...",
+)
 
 MODELINE_PREFIX = "# yaml-language-server: $schema="
 
@@ -16,15 +44,8 @@ MODELINE_PREFIX = "# yaml-language-server: $schema="
 def read_dataset_file(root: Path, dataset_file: DatasetFile) -> Document | list[Problem]:
     """Read a record, model or hardware file; a symlink out of the tree is refused unread."""
     if escapes_root(root, dataset_file.path):
-        return [
-            Problem(
-                dataset_file.display,
-                1,
-                1,
-                "KV009",
-                "symlink leads outside the dataset; commit the file itself",
-            )
-        ]
+        message = "symlink leads outside the dataset; commit the file itself"
+        return [FILE_ACCESS.problem(dataset_file.display, 1, 1, message)]
     return read_document(dataset_file.path, dataset_file.display)
 
 
@@ -35,15 +56,8 @@ def modeline_problems(root: Path, document: Document, dataset_file: DatasetFile)
     first_line = document.text.split("\n", 1)[0].rstrip()
     if first_line == expected:
         return []
-    return [
-        Problem(
-            document.path,
-            1,
-            1,
-            "KV102",
-            f"first line must be {expected!r} so editors check the file",
-        )
-    ]
+    message = f"first line must be {expected!r} so editors check the file"
+    return [SCHEMA_MODELINE.problem(document.path, 1, 1, message)]
 
 
 def identity_problems(
@@ -56,7 +70,7 @@ def identity_problems(
     problems = []
     if stated != dataset_file.expected_id:
         message = f"id {stated!r} does not match the path; it must be {dataset_file.expected_id!r}"
-        problems.append(document.problem("KV201", ("id",), message))
+        problems.append(document.problem(ID_PATH, ("id",), message))
     clashes = sorted(
         {
             other
@@ -67,5 +81,5 @@ def identity_problems(
     )
     if clashes:
         message = f"id {stated!r} is also claimed by {', '.join(clashes)} (ids compare case-insensitively)"
-        problems.append(document.problem("KV202", ("id",), message))
+        problems.append(document.problem(DUPLICATE_ID, ("id",), message))
     return problems

@@ -12,7 +12,16 @@ from kvrecords.dataset.layout import SCHEMA_DIR, DatasetFile, IdClaims
 from kvrecords.dataset.models import model_from_data
 from kvrecords.dataset.schemas import schema_problems
 from kvrecords.kv.geometry import Model
-from kvrecords.problems import Problem
+from kvrecords.problems import Problem, Rule
+
+LAYER_COUNT = Rule(
+    "KV601",
+    "layer-count",
+    "A model's layer groups add up to num_layers.",
+    "A missing or double-counted group changes every byte computed from the model.",
+    "num_layers: 64\nlayer_groups: [{kind: attention, layers: 16, ...}, {kind: linear_attention, layers: 48, ...}]",
+    "num_layers: 64\nlayer_groups: [{kind: attention, layers: 16, ...}]\n# KV601 layer groups add up to 16; num_layers is 64",
+)
 
 
 class ModelState(NamedTuple):
@@ -47,4 +56,4 @@ def layer_count_problems(document: Document) -> list[Problem]:
         return []
     counts = " + ".join(f"{g['layers']} {g['kind']}" for g in data["layer_groups"])
     message = f"layer groups add up to {total} ({counts}); num_layers is {data['num_layers']}"
-    return [document.problem("KV601", ("num_layers",), message)]
+    return [document.problem(LAYER_COUNT, ("num_layers",), message)]

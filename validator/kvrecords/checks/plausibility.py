@@ -32,22 +32,133 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
-from decimal import Decimal
 from fractions import Fraction
 from typing import Any, NamedTuple
 
+from kvrecords.checks.context import RecordContext
 from kvrecords.checks.hardware import HardwareCatalog, HardwareState
-from kvrecords.checks.records import RecordContext
-from kvrecords.dataset.document import JsonPath
+from kvrecords.dataset.document import JsonPath, dotted
 from kvrecords.dataset.records import bases, basis_report, named_basis
-from kvrecords.kv.arithmetic import kv_report, parse_element_type
+from kvrecords.kv.arithmetic import KvReport, kv_report, parse_element_type
 from kvrecords.kv.geometry import Attention, MultiHeadLatent, ParameterCount
 from kvrecords.kv.hardware import Hardware
-from kvrecords.kv.units import format_exact, format_fraction
+from kvrecords.kv.units import (
+    exact,
+    format_exact,
+    format_scientific,
+    gib,
+    percent,
+    tokens_per_s,
+)
 from kvrecords.kv.weights import ASSUMED_BITS, ASSUMED_FORMAT, WeightFormat, weight_format
-from kvrecords.problems import Problem
+from kvrecords.problems import Problem, Rule, Severity
 
-GIB = 1024**3
+FIT = Rule(
+    "KV701",
+    "fit",
+    "Weights plus KV fit the accelerators: total params x bits per weight / 8 + sequences x "
+    "(KV at context + fixed state) <= count x usable memory, unless techniques lists kv_offload.",
+    "Arithmetic that agrees with itself can still be impossible: a 70B model in bf16 does not "
+    "fit one 80 GB card. Memory is hardware/<id>.yaml's usable_gib (the driver's total; the "
+    "nominal size, flagged, on unified-memory parts); sequences is methodology.concurrency, "
+    "else 1; the KV is every layer as the model is, at the record's KV dtype. Bits per weight "
+    "come from methodology.weights_precision (bf16 16, fp8 8, AWQ/GPTQ int4 4, nvfp4 4.5, "
+    "mxfp4 4.25, Q4_K_M 4.5, Q8_0 8.5, ...: the fewest the name allows); when it is null or "
+    "not recognised, 4 bits are assumed. A check that rests on an assumption (weights "
+    "precision, a parameter count read off the model's name, an unstated KV dtype, nominal "
+    "memory, a hardware figure rated below high) is a warning, else an error.",
+    "model: llama-3.1-8b\nmethodology:\n  hardware: {accelerator: rtx-4090, count: 1}\n"
+    "  weights_precision: bf16\n# 8B x 16 bits / 8 = 14.90 GiB + 0.50 GiB KV (4,096 tokens) "
+    "is 64% of 23.99 GiB",
+    "model: llama-3.1-70b\nmethodology:\n  hardware: {accelerator: h100-sxm, count: 1}\n"
+    "  weights_precision: bf16\n# KV701 weights + KV do not fit: weights 130.39 GiB (70B "
+    "total params x 16 bits / 8) + 1.25 GiB KV = 131.64 GiB is 165% of 1 x 79.65 GiB "
+    "(hardware/h100-sxm.yaml usable_gib 79.65 GiB); if the cache is offloaded, add "
+    "kv_offload to techniques",
+)
+
+DECODE_ROOFLINE = Rule(
+    "KV702",
+    "decode-roofline",
+    "Decode tokens/s (measured_tps_at_ctx, results.decode_tokens_per_s) are within the "
+    "memory-bandwidth roofline: per sequence <= s x count x bandwidth / (active params x "
+    "bits / 8 + B x KV per sequence), aggregate <= B times that.",
+    "Each decode step reads the active weights once for the whole batch of B sequences and "
+    "each sequence's KV at context, so no engine decodes faster than the memory can feed it "
+    "(s = 1 + draft tokens under speculative decoding; with an unstated draft length the "
+    "check is not run). Bandwidth is the highest figure in hardware/<id>.yaml (decimal "
+    "GB/s). results.decode_rate_scope says whether a rate is per sequence or aggregate; "
+    "when it is omitted the lenient reading is taken (aggregate when concurrency is above "
+    "1), and an unstated concurrency is read as one sequence, which only warns. Ranges are "
+    "checked at their low end.",
+    "model: llama-3.1-8b   (8B, bf16, 4,096 tokens)\nmethodology: {hardware: {accelerator: "
+    "rtx-4090, count: 1}, weights_precision: bf16, concurrency: 1}\nmeasured_tps_at_ctx: 55\n"
+    "# 55.0 tok/s is 90% of the 61.0 tok/s roofline",
+    "measured_tps_at_ctx: 150   (same record)\n# KV702 decode measured_tps_at_ctx is above the "
+    "memory-bandwidth roofline: 150.0 tok/s read as one sequence is 246% of the 61.0 tok/s "
+    "roofline = 1 x 1,008 GB/s / (weights 14.90 GiB [8B active params x 16 bits / 8] + "
+    "0.50 GiB KV) (hardware/rtx-4090.yaml memory_bandwidth_gb_s 1,008 GB/s)",
+)
+
+PREFILL_CEILING = Rule(
+    "KV703",
+    "prefill-ceiling",
+    "The prefill rate (context / cold TTFT, else / measured_ttft_ms_at_ctx when no prefix "
+    "reuse is involved; and results.prefill_tokens_per_s) is within count x peak FLOP/s / "
+    "FLOPs per token.",
+    "A prompt cannot be processed faster than the chip's dense peak allows. FLOPs per token "
+    "= 2 x active params + attention, where attention = 2 x layers x heads x (head_dim + "
+    "v_head_dim) x the average context a prompt token attends to (context / 2 for full "
+    "attention, W - W^2 / (2 x context) for a window W shorter than the context), i.e. "
+    "2 x 2 x layers x heads x head_dim x context / 2 when K and V have the same width. Heads "
+    "are the model file's kv heads (a lower bound: query heads are not recorded), MLA counts "
+    "one latent head, linear-attention and Mamba layers add nothing. The peak is the most "
+    "generous that applies to the weights' precision (FP16-accumulate on GeForce, INT8 for "
+    "GGUF, FP4 for nvfp4/mxfp4, every type when the precision is not stated), and a peak "
+    "rated below high makes a violation a warning.",
+    "context_tokens: 150000\ncold_ttft_ms: 53200   (27B on one rtx-5090)\n# 2,820 tok/s is "
+    "9.9% of the 28,448 tok/s ceiling",
+    "model: llama-3.1-8b   (bf16 on one a100-80gb-sxm)\ncontext_tokens: 131072\n"
+    "cold_ttft_ms: 1000\n# KV703 prefill context / TTFT is faster than the peak FLOP/s "
+    "allows: 131,072 tokens / 1 s = 131,072 tok/s is 1,033% of the 12,688 tok/s ceiling = 1 x "
+    "312 TFLOP/s bf16 (peak_dense_tflops.bf16 312; the most generous for bf16 weights) / "
+    "(2 x 8e9 + 2 x 32 layers x 8 heads x (128 + 128) x 131,072/2 = 2.459e+10 FLOP/token)",
+)
+
+FIT_CLAIM = Rule(
+    "KV704",
+    "fit-claim",
+    "Each kv_bytes_basis.fit_claims entry comes out the way it claims: weights (total params "
+    "x bits of its weights_precision / 8) + sequences x the basis's KV at context, against "
+    "count x usable memory of its accelerator.",
+    "Prose such as 'fits one 32 GB RTX 5090 beside a quantized 27B' is a claim about "
+    "hardware that readers act on. A claim whose weights_precision_stated is false rests on "
+    "an assumed precision and only warns; the basis is 'main' or an index into "
+    "kv_bytes_basis.alternatives.",
+    "fit_claims:\n  - {basis: 0, fits: false, accelerator: rtx-5090, count: 1,\n     "
+    "weights_precision: int4, weights_precision_stated: false,\n     stated_as: ...36.6 "
+    "GiB, which would not.}",
+    "fit_claims:\n  - {basis: 0, fits: true, accelerator: rtx-5090, count: 1,\n     "
+    "weights_precision: int4, weights_precision_stated: false, ...}\n# KV704 fit claim "
+    "does not hold, it does not fit: weights 12.57 GiB (27B total params x 4 bits / 8) + "
+    "36.62 GiB KV (alternatives[0]) = 49.19 GiB is 155% of 1 x 31.84 GiB "
+    "(hardware/rtx-5090.yaml usable_gib 31.84 GiB) (assumes: parameter count read off the "
+    "name ('27B (from the model name)'); weights int4 assumed (the source does not state "
+    "them)); a warning, since it rests on those assumptions [warning]",
+)
+
+HARDWARE_LINK = Rule(
+    "KV705",
+    "hardware-link",
+    "Every accelerator a record names (methodology.hardware, observations, fit_claims) is a "
+    "file hardware/<id>.yaml that passes its own schema.",
+    "The hardware checks divide by the file's memory, bandwidth and peaks; a misspelt or "
+    "missing accelerator would silently skip them.",
+    "hardware: {accelerator: rtx-5090, count: 1}",
+    "hardware: {accelerator: rtx-5009, count: 1}\n# KV705 accelerator 'rtx-5009': "
+    "hardware/rtx-5009.yaml does not exist; did you mean rtx-5090?",
+)
+
 BILLION = 10**9
 # Techniques under which a measured TTFT may be served from reused KV, not a full prefill.
 PREFIX_REUSE = ("prefix_caching", "radix_reuse", "cache_aware_routing", "kv_offload")
@@ -75,7 +186,7 @@ class HardwareIndex(NamedTuple):
 class Evaluation(NamedTuple):
     """One comparison of a figure with its physical limit, or why it could not be made."""
 
-    code: str
+    rule: Rule
     check: str  # what is compared, e.g. "decode results.decode_tokens_per_s"
     path: JsonPath  # where a violation is reported
     value: Fraction | None = None
@@ -101,7 +212,7 @@ class Evaluation(NamedTuple):
         return self.checked and self.within != self.expect_within
 
     @property
-    def severity(self) -> str:
+    def severity(self) -> Severity:
         return "warning" if self.assumptions else "error"
 
     def margin(self) -> str:
@@ -111,9 +222,9 @@ class Evaluation(NamedTuple):
 
     def summary(self) -> str:
         if not self.checked:
-            return f"{self.code} {self.check}: not checked: {self.skipped}"
+            return f"{self.rule.code} {self.check}: not checked: {self.skipped}"
         verdict = "VIOLATED" if self.violated else "ok"
-        text = f"{self.code} {self.check}: {self.margin()} [{verdict}]"
+        text = f"{self.rule.code} {self.check}: {self.margin()} [{verdict}]"
         return text + self.qualifiers()
 
     def qualifiers(self) -> str:
@@ -126,20 +237,8 @@ class Evaluation(NamedTuple):
         return text
 
 
-def percent(value: Fraction, limit: Fraction) -> str:
-    share = value / limit * 100
-    decimals = 1 if share < 10 or 99 <= share < 101 else 0
-    return f"{format_fraction(share, decimals)}%"
-
-
-def gib(value: Fraction | int) -> str:
-    return f"{format_fraction(Fraction(value) / GIB, 2)} GiB"
-
-
-def rate(value: Fraction) -> str:
-    if value < 1000:
-        return f"{format_fraction(value, 1)} tok/s"
-    return f"{int(format_fraction(value, 0)):,} tok/s"
+def _skip(base: Evaluation, reason: str) -> Evaluation:
+    return Evaluation(base.rule, base.check, base.path, skipped=reason)
 
 
 # ---- inputs ---------------------------------------------------------------------------------
@@ -166,34 +265,82 @@ def record_weights(stated: str | None, *, stated_flag: bool = True) -> Weights:
     return Weights(found, None)
 
 
+class Assumed(NamedTuple):
+    """What a record's hardware checks take on assumption, each as messages phrase it, or None
+    where the record or its model states the figure.
+
+    Gathered here once: the checks list the ones they rest on (which makes a violation a
+    warning), and ``explain`` marks the same inputs as assumed.
+    """
+
+    parameters: str | None  # a parameter count read off the model's name
+    weights: str | None  # a weights precision not stated or not recognised
+    kv_dtype: str | None  # a KV element type the source does not state
+    concurrency: str | None  # no concurrency stated, one sequence assumed
+
+
+def assumed_inputs(record: RecordContext, weights: Weights) -> Assumed:
+    basis = record.data["kv_bytes_basis"]
+    kv_dtype = None
+    if not basis["dtype_stated"]:
+        kv_dtype = f"KV dtype {basis['dtype']} assumed (kv_bytes_basis.dtype_stated: false)"
+    concurrency = None
+    if record.data["methodology"].get("concurrency") is None:
+        concurrency = "concurrency not stated, one sequence assumed"
+    return Assumed(
+        parameters=_parameters_from_name(record.model.parameters),
+        weights=weights.assumption,
+        kv_dtype=kv_dtype,
+        concurrency=concurrency,
+    )
+
+
+def _parameters_from_name(parameters: ParameterCount | None) -> str | None:
+    if parameters is None or not parameters.from_name:
+        return None
+    return f"parameter count read off the name ({parameters.stated_as!r})"
+
+
+def _rated_below_high(rating: str, what: str, hardware: Hardware) -> list[str]:
+    return [] if rating == "high" else [f"{what} rated {rating} in {hardware.display}"]
+
+
+def _memory_assumptions(hardware: Hardware) -> list[str]:
+    found = []
+    if hardware.memory_is_nominal:
+        shared = ", shared with the OS" if hardware.unified else ""
+        found.append(f"{hardware.display} memory is nominal{shared}")
+    return found + _rated_below_high(hardware.memory_confidence, "memory", hardware)
+
+
+def _listed(*assumptions: str | None) -> list[str]:
+    return [assumption for assumption in assumptions if assumption is not None]
+
+
 class KvPerSequence(NamedTuple):
     """Cache bytes one sequence holds at the record's context (KV plus fixed state)."""
 
     bytes: Fraction
     working: str
     notes: tuple[str, ...]
-    assumption: str | None  # the KV dtype, when the source does not state it
 
 
-def kv_per_sequence(ctx: RecordContext) -> KvPerSequence:
+def kv_per_sequence(record: RecordContext) -> KvPerSequence:
     """The physical cache (every layer as the model is, windows capped) at the record's dtype."""
-    basis = ctx.data["kv_bytes_basis"]
+    basis = record.data["kv_bytes_basis"]
     context = basis.get("context_tokens")
-    notes: list[str] = []
-    assumption = None
-    if not basis.get("dtype_stated", True):
-        assumption = f"KV dtype {basis['dtype']} assumed (kv_bytes_basis.dtype_stated: false)"
     try:
         state_dtype = basis.get("state_dtype")
         report = kv_report(
-            ctx.model,
+            record.model,
             parse_element_type(basis["dtype"]),
             context or 0,
             "cache",
             parse_element_type(state_dtype) if state_dtype else None,
         )
     except ValueError as error:
-        return KvPerSequence(Fraction(0), "0 B", (f"KV not counted: {error}",), None)
+        return KvPerSequence(Fraction(0), "0 B", (f"KV not counted: {error}",))
+    notes: list[str] = []
     kv = report.kv_bytes_at_context
     working = "" if kv is None else f"{gib(kv)} KV"
     if context is None:
@@ -201,30 +348,31 @@ def kv_per_sequence(ctx: RecordContext) -> KvPerSequence:
         notes.append("KV not counted: context_tokens not stated")
     elif kv is None:
         kv, working = Fraction(0), "no KV"
-        notes.append(f"KV not counted: {ctx.model_display} does not give it")
+        notes.append(f"KV not counted: {record.model_display} does not give it")
     state = report.fixed_state_bytes
     if state is None:
         notes.append("fixed state not counted (unknown dimensions)")
     elif state:
         working += f" + {gib(state)} state"
-    return KvPerSequence(kv + (state or 0), working, tuple(notes), assumption)
+    return KvPerSequence(kv + (state or 0), working, tuple(notes))
 
 
-def _number(value: Any, *, lenient_high: bool) -> Fraction | None:
+def _measured(value: Any, *, lenient_high: bool) -> Fraction | None:
     """A measured figure: a number, ``{about: x}``, or a range (the lenient end)."""
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
-        return Fraction(Decimal(str(value)))
+        return exact(value)
     if isinstance(value, dict):
         if "about" in value:
-            return _number(value["about"], lenient_high=lenient_high)
+            return _measured(value["about"], lenient_high=lenient_high)
         if "min" in value and "max" in value:
-            return _number(value["max" if lenient_high else "min"], lenient_high=lenient_high)
+            return _measured(value["max" if lenient_high else "min"], lenient_high=lenient_high)
     return None
 
 
-def _get(data: Any, *path: str | int) -> Any:
+def _find(data: Any, *path: str | int) -> Any:
+    """The value at ``path``, or None when any step of it is missing."""
     for part in path:
         if isinstance(data, dict) and isinstance(part, str):
             data = data.get(part)
@@ -246,37 +394,36 @@ class Setup(NamedTuple):
     kv: KvPerSequence
     concurrency: int | None
     named_hardware: HardwareIndex  # every hardware file the record names (fit claims too)
-    assumptions_common: tuple[str, ...] = ()
+    assumed: Assumed
 
 
-def setup_of(ctx: RecordContext, hardware: HardwareIndex) -> Setup:
+def setup_of(record: RecordContext, hardware_files: HardwareIndex) -> Setup:
     """Everything the checks need, worked out once per record."""
-    stated = ctx.data["methodology"]["hardware"]
-    accelerator = stated.get("accelerator")
-    found, missing = _resolve(accelerator, hardware, "methodology.hardware.accelerator")
-    parameters = ctx.model.parameters
-    common = []
-    if parameters is not None and parameters.from_name:
-        common.append(f"parameter count read off the name ({parameters.stated_as!r})")
+    methodology = record.data["methodology"]
+    stated = methodology["hardware"]
+    found, missing = _resolve(
+        stated.get("accelerator"), hardware_files, "methodology.hardware.accelerator"
+    )
+    weights = record_weights(methodology.get("weights_precision"))
     return Setup(
         hardware=found,
         hardware_missing=missing,
         device_count=stated.get("count"),
-        parameters=parameters,
-        weights=record_weights(ctx.data["methodology"].get("weights_precision")),
-        kv=kv_per_sequence(ctx),
-        concurrency=ctx.data["methodology"].get("concurrency"),
-        named_hardware=hardware,
-        assumptions_common=tuple(common),
+        parameters=record.model.parameters,
+        weights=weights,
+        kv=kv_per_sequence(record),
+        concurrency=methodology.get("concurrency"),
+        named_hardware=hardware_files,
+        assumed=assumed_inputs(record, weights),
     )
 
 
 def _resolve(
-    accelerator: str | None, hardware: HardwareIndex, where: str
+    accelerator: str | None, hardware_files: HardwareIndex, where: str
 ) -> tuple[Hardware | None, str | None]:
     if accelerator is None:
         return None, f"{where} is null"
-    state = hardware.get(accelerator)
+    state = hardware_files.get(accelerator)
     if state is None:
         return None, f"hardware/{accelerator}.yaml does not exist"
     if state.hardware is None:
@@ -301,10 +448,6 @@ def _count(setup: Setup) -> int | str:
     )
 
 
-def _below_high(rating: str, what: str, hardware: Hardware) -> list[str]:
-    return [] if rating == "high" else [f"{what} rated {rating} in {hardware.display}"]
-
-
 def weight_bytes(billions: Fraction, weights: WeightFormat) -> Fraction:
     return billions * BILLION * weights.bits / 8
 
@@ -316,57 +459,42 @@ def _weights_working(billions: Fraction, weights: WeightFormat, label: str) -> s
 # ---- KV701 fit ------------------------------------------------------------------------------
 
 
-def evaluate_fit(ctx: RecordContext, setup: Setup) -> Evaluation:
+def evaluate_fit(record: RecordContext, setup: Setup) -> Evaluation:
     path: JsonPath = ("methodology", "hardware", "accelerator")
-    base = Evaluation("KV701", "fit", path)
-    techniques = ctx.data.get("techniques", [])
-    if "kv_offload" in techniques:
+    base = Evaluation(FIT, "fit", path)
+    if "kv_offload" in record.data.get("techniques", []):
         return _skip(base, "the record declares kv_offload (the cache may live off the device)")
-    total = _billions(setup.parameters, "total", ctx.model_display)
+    total = _billions(setup.parameters, "total", record.model_display)
     count = _count(setup)
     missing = [m for m in (setup.hardware_missing, total, count) if isinstance(m, str)]
     if missing or setup.hardware is None:
         return _skip(base, "; ".join(missing))
     assert isinstance(total, Fraction) and isinstance(count, int)
-    hw = setup.hardware
-    if hw.usable_memory_bytes is None:
-        return _skip(base, f"{hw.display} gives no memory size")
+    hardware = setup.hardware
+    if hardware.usable_memory_bytes is None:
+        return _skip(base, f"{hardware.display} gives no memory size")
     sequences = setup.concurrency or 1
     weights = weight_bytes(total, setup.weights.format)
     need = weights + sequences * setup.kv.bytes
-    assumptions = [*setup.assumptions_common]
-    if setup.weights.assumption:
-        assumptions.append(setup.weights.assumption)
-    if setup.kv.assumption and setup.kv.bytes:
-        assumptions.append(setup.kv.assumption)
-    assumptions += _memory_assumptions(hw)
+    assumed = setup.assumed
+    assumptions = _listed(
+        assumed.parameters, assumed.weights, assumed.kv_dtype if setup.kv.bytes else None
+    )
     per_sequence = f"{sequences} x ({setup.kv.working})" if sequences > 1 else setup.kv.working
-    return Evaluation(
-        "KV701",
-        "fit",
-        path,
+    return base._replace(
         value=need,
-        limit=count * hw.usable_memory_bytes,
+        limit=count * hardware.usable_memory_bytes,
         subject=(
             f"weights {gib(weights)} ({_weights_working(total, setup.weights.format, 'total')})"
             f" + {per_sequence} = {gib(need)}"
         ),
-        working=f"{count} x {gib(hw.usable_memory_bytes)} ({hw.display} {hw.memory_figure})",
-        assumptions=tuple(assumptions),
+        working=(
+            f"{count} x {gib(hardware.usable_memory_bytes)} "
+            f"({hardware.display} {hardware.memory_figure})"
+        ),
+        assumptions=(*assumptions, *_memory_assumptions(hardware)),
         notes=setup.kv.notes,
     )
-
-
-def _memory_assumptions(hw: Hardware) -> list[str]:
-    found = []
-    if hw.memory_is_nominal:
-        shared = ", shared with the OS" if hw.unified else ""
-        found.append(f"{hw.display} memory is nominal{shared}")
-    return found + _below_high(hw.memory_confidence, "memory", hw)
-
-
-def _skip(base: Evaluation, reason: str) -> Evaluation:
-    return Evaluation(base.code, base.check, base.path, skipped=reason)
 
 
 # ---- KV702 decode roofline ------------------------------------------------------------------
@@ -377,9 +505,9 @@ DECODE_FIGURES: tuple[JsonPath, ...] = (
 )
 
 
-def speculation(ctx: RecordContext) -> tuple[int | None, str | None]:
+def speculation(record: RecordContext) -> tuple[int | None, str | None]:
     """Tokens a decode step may emit: (1 + draft tokens, its source), (None, why) if unknown."""
-    engine = ctx.data["methodology"]["engine"]
+    engine = record.data["methodology"]["engine"]
     text = " ".join([*engine.get("flags", []), *engine.get("components", [])])
     if not _SPECULATIVE.search(text):
         return 1, None
@@ -390,95 +518,103 @@ def speculation(ctx: RecordContext) -> tuple[int | None, str | None]:
     return 1 + draft, f"speculative decoding, up to {1 + draft} tokens per step"
 
 
-def evaluate_decode(ctx: RecordContext, setup: Setup) -> list[Evaluation]:
+def evaluate_decode(record: RecordContext, setup: Setup) -> list[Evaluation]:
     evaluations = []
     for path in DECODE_FIGURES:
-        value = _number(_get(ctx.data, *path), lenient_high=False)
-        label = f"decode {'.'.join(str(p) for p in path)}"
-        base = Evaluation("KV702", label, path)
+        value = _measured(_find(record.data, *path), lenient_high=False)
+        base = Evaluation(DECODE_ROOFLINE, f"decode {dotted(path)}", path)
         if value is None:
-            evaluations.append(_skip(base, f"{'.'.join(map(str, path))} is not stated"))
+            evaluations.append(_skip(base, f"{dotted(path)} is not stated"))
             continue
-        evaluations.append(_decode_one(ctx, setup, base, value))
+        evaluations.append(_decode_one(record, setup, base, value))
     return evaluations
 
 
-def _decode_one(ctx: RecordContext, setup: Setup, base: Evaluation, value: Fraction) -> Evaluation:
-    active = _billions(setup.parameters, "active", ctx.model_display)
+class _DecodeReading(NamedTuple):
+    """How a stated decode rate is read: per sequence or aggregate over a batch."""
+
+    aggregate: bool
+    batch: int
+    text: str
+    assumption: str | None
+
+
+def _decode_reading(record: RecordContext, setup: Setup) -> _DecodeReading:
+    scope = _find(record.data, "results", "decode_rate_scope")
+    concurrency = setup.concurrency
+    batch = concurrency or 1
+    if scope == "per_sequence":
+        return _DecodeReading(False, batch, "per sequence (as the record states)", None)
+    if scope == "aggregate":
+        text = f"aggregate over {batch} sequences (as the record states)"
+        return _DecodeReading(True, batch, text, setup.assumed.concurrency)
+    if concurrency is not None and concurrency > 1:
+        text = f"aggregate over {batch} sequences (the record does not say; the lenient reading)"
+        return _DecodeReading(True, batch, text, None)
+    if concurrency is None:
+        text = "one sequence (concurrency not stated)"
+        return _DecodeReading(False, batch, text, setup.assumed.concurrency)
+    return _DecodeReading(False, batch, "one sequence", None)
+
+
+def _decode_one(
+    record: RecordContext, setup: Setup, base: Evaluation, value: Fraction
+) -> Evaluation:
+    active = _billions(setup.parameters, "active", record.model_display)
     count = _count(setup)
-    steps, speculative = speculation(ctx)
+    steps, speculative = speculation(record)
     missing = [m for m in (setup.hardware_missing, active, count) if isinstance(m, str)]
     if steps is None:
         missing.append(speculative or "")
     if missing or setup.hardware is None:
         return _skip(base, "; ".join(missing))
     assert isinstance(active, Fraction) and isinstance(count, int) and steps is not None
-    hw = setup.hardware
-    if hw.bandwidth_bytes_per_s is None:
-        return _skip(base, f"{hw.display} gives no memory bandwidth")
-    scope = _get(ctx.data, "results", "decode_rate_scope")
-    concurrency = setup.concurrency
-    assumptions = [*setup.assumptions_common]
-    batch = concurrency or 1
-    if scope == "per_sequence":
-        aggregate = False
-        reading = "per sequence (as the record states)"
-    elif scope == "aggregate":
-        aggregate = True
-        reading = f"aggregate over {batch} sequences (as the record states)"
-        if concurrency is None:
-            assumptions.append("concurrency not stated, one sequence assumed")
-    elif concurrency is not None and concurrency > 1:
-        aggregate = True
-        reading = f"aggregate over {batch} sequences (the record does not say; the lenient reading)"
-    else:
-        aggregate = False
-        reading = "one sequence"
-        if concurrency is None:
-            assumptions.append("concurrency not stated, one sequence assumed")
-            reading = "one sequence (concurrency not stated)"
+    hardware = setup.hardware
+    if hardware.bandwidth_bytes_per_s is None:
+        return _skip(base, f"{hardware.display} gives no memory bandwidth")
+    reading = _decode_reading(record, setup)
+    batch = reading.batch
+    assumed = setup.assumed
+    assumptions = _listed(
+        assumed.parameters,
+        reading.assumption,
+        assumed.weights,
+        assumed.kv_dtype if setup.kv.bytes else None,
+    )
     weights = weight_bytes(active, setup.weights.format)
-    if setup.weights.assumption:
-        assumptions.append(setup.weights.assumption)
-    if setup.kv.assumption and setup.kv.bytes:
-        assumptions.append(setup.kv.assumption)
-    assumptions += _below_high(hw.bandwidth_confidence, "bandwidth", hw)
-    bandwidth = count * hw.bandwidth_bytes_per_s
+    bandwidth = count * hardware.bandwidth_bytes_per_s
     per_sequence = steps * bandwidth / (weights + batch * setup.kv.bytes)
-    limit = per_sequence * batch if aggregate else per_sequence
+    limit = per_sequence * batch if reading.aggregate else per_sequence
     kv_term = f"{batch} x {setup.kv.working}" if batch > 1 else setup.kv.working
     factor = f"{steps} x " if steps > 1 else ""
-    times_batch = f"{batch} sequences x " if aggregate else ""
-    bandwidth_text = f"{count} x {format_exact(hw.bandwidth_bytes_per_s / 10**9)} GB/s"
+    times_batch = f"{batch} sequences x " if reading.aggregate else ""
+    bandwidth_text = f"{count} x {format_exact(hardware.bandwidth_bytes_per_s / 10**9)} GB/s"
     working = (
-        f"the {rate(limit)} roofline = {times_batch}{factor}{bandwidth_text} / "
+        f"the {tokens_per_s(limit)} roofline = {times_batch}{factor}{bandwidth_text} / "
         f"(weights {gib(weights)} [{_weights_working(active, setup.weights.format, 'active')}]"
-        f" + {kv_term}) ({hw.display} {hw.bandwidth_figure})"
+        f" + {kv_term}) ({hardware.display} {hardware.bandwidth_figure})"
     )
-    notes = list(setup.kv.notes)
-    if speculative:
-        notes.append(speculative)
-    return Evaluation(
-        "KV702",
-        base.check,
-        base.path,
+    return base._replace(
         value=value,
         limit=limit,
-        subject=f"{rate(value)} read as {reading}",
+        subject=f"{tokens_per_s(value)} read as {reading.text}",
         working=working,
-        assumptions=tuple(assumptions),
-        notes=tuple(notes),
+        assumptions=(
+            *assumptions,
+            *_rated_below_high(hardware.bandwidth_confidence, "bandwidth", hardware),
+        ),
+        notes=(*setup.kv.notes, *_listed(speculative)),
     )
 
 
 # ---- KV703 prefill ceiling ------------------------------------------------------------------
 
 
-def attention_flops_per_token(ctx: RecordContext, context: int) -> tuple[Fraction, str]:
+def attention_flops_per_token(record: RecordContext, context: int) -> tuple[Fraction, str]:
     """FLOPs one prompt token spends attending, averaged over a prompt of ``context`` tokens."""
     total = Fraction(0)
     terms = []
-    for group in ctx.model.leaf_groups():
+    for group in record.model.leaf_groups():
         if isinstance(group, Attention):
             if group.kv_heads is None or group.head_dim is None or group.value_dim is None:
                 continue
@@ -490,27 +626,28 @@ def attention_flops_per_token(ctx: RecordContext, context: int) -> tuple[Fractio
             widths = (group.kv_lora_rank + group.qk_rope_head_dim, group.kv_lora_rank)
         else:
             continue
-        window = group.window
-        if window is None or context <= window:
-            attended = Fraction(context, 2)
-            attended_text = f"{context:,}/2"
-        else:
-            attended = Fraction(window * (2 * context - window), 2 * context)
-            attended_text = f"{window:,} x (2 x {context:,} - {window:,}) / (2 x {context:,})"
-        flops = 2 * group.layers * heads * (widths[0] + widths[1]) * attended
-        total += flops
+        attended, attended_text = _attended(group.window, context)
+        total += 2 * group.layers * heads * (widths[0] + widths[1]) * attended
         terms.append(
             f"2 x {group.layers} layers x {heads} heads x ({widths[0]} + {widths[1]}) x {attended_text}"
         )
     return total, " + ".join(terms) or "0"
 
 
-def _ttft(ctx: RecordContext) -> tuple[JsonPath, Fraction] | str:
-    cold = _number(_get(ctx.data, "results", "cold_ttft_ms"), lenient_high=True)
+def _attended(window: int | None, context: int) -> tuple[Fraction, str]:
+    """The average context a prompt token attends to, with its working."""
+    if window is None or context <= window:
+        return Fraction(context, 2), f"{context:,}/2"
+    attended = Fraction(window * (2 * context - window), 2 * context)
+    return attended, f"{window:,} x (2 x {context:,} - {window:,}) / (2 x {context:,})"
+
+
+def _ttft(record: RecordContext) -> tuple[JsonPath, Fraction] | str:
+    cold = _measured(_find(record.data, "results", "cold_ttft_ms"), lenient_high=True)
     if cold is not None:
         return ("results", "cold_ttft_ms"), cold
-    reuse = [t for t in ctx.data.get("techniques", []) if t in PREFIX_REUSE]
-    measured = _number(ctx.data.get("measured_ttft_ms_at_ctx"), lenient_high=True)
+    reuse = [t for t in record.data.get("techniques", []) if t in PREFIX_REUSE]
+    measured = _measured(record.data.get("measured_ttft_ms_at_ctx"), lenient_high=True)
     if measured is None:
         return "no cold TTFT and no measured_ttft_ms_at_ctx"
     if reuse:
@@ -518,12 +655,14 @@ def _ttft(ctx: RecordContext) -> tuple[JsonPath, Fraction] | str:
     return ("measured_ttft_ms_at_ctx",), measured
 
 
-def evaluate_prefill(ctx: RecordContext, setup: Setup) -> list[Evaluation]:
+def evaluate_prefill(record: RecordContext, setup: Setup) -> list[Evaluation]:
     """The prefill rate from context / TTFT, and the measured prefill rate when stated."""
-    context = ctx.data["kv_bytes_basis"].get("context_tokens")
+    context = record.data["kv_bytes_basis"].get("context_tokens")
     evaluations = []
-    base = Evaluation("KV703", "prefill context / TTFT", ("kv_bytes_basis", "context_tokens"))
-    ttft = _ttft(ctx)
+    base = Evaluation(
+        PREFILL_CEILING, "prefill context / TTFT", ("kv_bytes_basis", "context_tokens")
+    )
+    ttft = _ttft(record)
     if context is None:
         evaluations.append(_skip(base, "kv_bytes_basis.context_tokens is null"))
     elif isinstance(ttft, str):
@@ -531,154 +670,154 @@ def evaluate_prefill(ctx: RecordContext, setup: Setup) -> list[Evaluation]:
     else:
         path, ttft_ms = ttft
         value = Fraction(context * 1000) / ttft_ms
-        subject = f"{context:,} tokens / {format_exact(ttft_ms / 1000)} s = {rate(value)}"
-        evaluations.append(_prefill_one(ctx, setup, base._replace(path=path), value, subject))
+        subject = f"{context:,} tokens / {format_exact(ttft_ms / 1000)} s = {tokens_per_s(value)}"
+        evaluations.append(_prefill_one(record, setup, base._replace(path=path), value, subject))
     measured_path: JsonPath = ("results", "prefill_tokens_per_s")
-    measured = _number(_get(ctx.data, *measured_path), lenient_high=False)
-    base = Evaluation("KV703", "prefill results.prefill_tokens_per_s", measured_path)
+    measured = _measured(_find(record.data, *measured_path), lenient_high=False)
+    base = Evaluation(PREFILL_CEILING, "prefill results.prefill_tokens_per_s", measured_path)
     if measured is None:
         evaluations.append(_skip(base, "results.prefill_tokens_per_s is not stated"))
     else:
-        subject = f"{rate(measured)} measured"
-        evaluations.append(_prefill_one(ctx, setup, base, measured, subject))
+        subject = f"{tokens_per_s(measured)} measured"
+        evaluations.append(_prefill_one(record, setup, base, measured, subject))
     return evaluations
 
 
 def _prefill_one(
-    ctx: RecordContext, setup: Setup, base: Evaluation, value: Fraction, subject: str
+    record: RecordContext, setup: Setup, base: Evaluation, value: Fraction, subject: str
 ) -> Evaluation:
-    context = ctx.data["kv_bytes_basis"].get("context_tokens")
-    active = _billions(setup.parameters, "active", ctx.model_display)
+    context = record.data["kv_bytes_basis"].get("context_tokens")
+    active = _billions(setup.parameters, "active", record.model_display)
     count = _count(setup)
     missing = [m for m in (setup.hardware_missing, active, count) if isinstance(m, str)]
     if missing or setup.hardware is None:
         return _skip(base, "; ".join(missing))
     assert isinstance(active, Fraction) and isinstance(count, int)
-    hw = setup.hardware
+    hardware = setup.hardware
     weights = setup.weights.format
-    peak = hw.peak(weights.compute_types)
+    peak = hardware.peak(weights.compute_types)
     if peak is None:
-        return _skip(
-            base, f"{hw.display} publishes no dense peak for {', '.join(weights.compute_types)}"
-        )
+        types = ", ".join(weights.compute_types)
+        return _skip(base, f"{hardware.display} publishes no dense peak for {types}")
     compute_type, figure = peak
     notes = []
     if context is None:
         attention, attention_text = Fraction(0), "0"
         notes.append("attention not counted: context_tokens not stated")
     else:
-        attention, attention_text = attention_flops_per_token(ctx, context)
+        attention, attention_text = attention_flops_per_token(record, context)
     flops = 2 * active * BILLION + attention
     limit = count * figure.flops_per_s / flops
-    assumptions = [*setup.assumptions_common]
-    assumptions += _below_high(figure.confidence, f"{compute_type} peak", hw)
     which = (
         "the most generous on the card, precision not stated"
         if weights is ASSUMED_FORMAT
         else f"the most generous for {weights.name} weights"
     )
-    return Evaluation(
-        "KV703",
-        base.check,
-        base.path,
+    tflops = format_exact(figure.flops_per_s / 10**12)
+    return base._replace(
         value=value,
         limit=limit,
         subject=subject,
         working=(
-            f"the {rate(limit)} ceiling = {count} x {format_exact(figure.flops_per_s / 10**12)} TFLOP/s "
+            f"the {tokens_per_s(limit)} ceiling = {count} x {tflops} TFLOP/s "
             f"{compute_type} ({figure.figure}; {which}) / "
-            f"(2 x {format_exact(active)}e9 + {attention_text} = {_sci(flops)} FLOP/token)"
+            f"(2 x {format_exact(active)}e9 + {attention_text} = {format_scientific(flops)} FLOP/token)"
         ),
-        assumptions=tuple(assumptions),
+        assumptions=(
+            *_listed(setup.assumed.parameters),
+            *_rated_below_high(figure.confidence, f"{compute_type} peak", hardware),
+        ),
         notes=tuple(notes),
     )
-
-
-def _sci(value: Fraction) -> str:
-    return f"{float(value):.4g}"
 
 
 # ---- KV704 fit claims -----------------------------------------------------------------------
 
 
-def evaluate_fit_claims(ctx: RecordContext, setup: Setup) -> list[Evaluation]:
-    basis = ctx.data["kv_bytes_basis"]
-    return [
-        _fit_claim(ctx, setup.named_hardware, index, claim)
-        for index, claim in enumerate(basis.get("fit_claims", []))
-    ]
+def evaluate_fit_claims(record: RecordContext, setup: Setup) -> list[Evaluation]:
+    """Each fit claim evaluated like KV701 (or one skip when the record states none)."""
+    claims = record.data["kv_bytes_basis"].get("fit_claims", [])
+    if not claims:
+        return [Evaluation(FIT_CLAIM, "fit claims", (), skipped="the record states no fit_claims")]
+    return [_fit_claim(record, setup, index, claim) for index, claim in enumerate(claims)]
 
 
 def _fit_claim(
-    ctx: RecordContext, hardware: HardwareIndex, index: int, claim: dict[str, Any]
+    record: RecordContext, setup: Setup, index: int, claim: dict[str, Any]
 ) -> Evaluation:
     path: JsonPath = ("kv_bytes_basis", "fit_claims", index)
     fits = bool(claim["fits"])
     label = f"fit claim [{index}] ({'fits' if fits else 'does not fit'})"
-    base = Evaluation("KV704", label, path, expect_within=fits)
-    which = claim["basis"]
-    named = named_basis(ctx.data, which)
-    if named is None:
-        alternatives = len(bases(ctx.data)) - 1
-        return _skip(base, f"basis {which} names no alternative (the record has {alternatives})")
-    stated, basis_name = named.stated, named.label
-    found, missing = _resolve(claim["accelerator"], hardware, f"fit_claims[{index}].accelerator")
-    total = _billions(ctx.model.parameters, "total", ctx.model_display)
-    reasons = [m for m in (missing, total) if isinstance(m, str)]
-    try:
-        report = basis_report(ctx.model, stated)
-    except ValueError as error:
-        reasons.append(str(error))
-        report = None
-    if report is not None and (
-        stated.get("context_tokens") is None or report.kv_bytes_at_context is None
-    ):
-        reasons.append("the basis has no KV at context")
-    if reasons or found is None or report is None:
-        return _skip(base, "; ".join(reasons))
-    assert isinstance(total, Fraction) and report.kv_bytes_at_context is not None
-    if found.usable_memory_bytes is None:
-        return _skip(base, f"{found.display} gives no memory size")
+    base = Evaluation(FIT_CLAIM, label, path, expect_within=fits)
+    inputs = _claim_inputs(record, setup, index, claim)
+    if isinstance(inputs, str):
+        return _skip(base, inputs)
+    hardware, total, report, basis_label = inputs
+    if hardware.usable_memory_bytes is None:
+        return _skip(base, f"{hardware.display} gives no memory size")
+    assert report.kv_bytes_at_context is not None
     weights = record_weights(
         claim["weights_precision"], stated_flag=claim["weights_precision_stated"]
     )
     sequences = claim.get("sequences", 1)
     state = report.fixed_state_bytes
-    kv = report.kv_bytes_at_context + (state or 0)
     weight_total = weight_bytes(total, weights.format)
-    need = weight_total + sequences * kv
-    assumptions = [*_memory_assumptions(found)]
-    if ctx.model.parameters is not None and ctx.model.parameters.from_name:
-        assumptions.append(
-            f"parameter count read off the name ({ctx.model.parameters.stated_as!r})"
-        )
-    if weights.assumption:
-        assumptions.append(weights.assumption)
+    need = weight_total + sequences * (report.kv_bytes_at_context + (state or 0))
+    assumptions = _listed(setup.assumed.parameters, weights.assumption)
     notes = []
     if state is None:
         notes.append("fixed state not counted (unknown dimensions)")
         if not fits and any(cost.state_formula for cost in report.groups):
             assumptions.append("fixed state counted as 0")
-    kv_text = f"{gib(report.kv_bytes_at_context)} KV ({basis_name})"
+    kv_text = f"{gib(report.kv_bytes_at_context)} KV ({basis_label})"
     if state:
         kv_text += f" + {gib(state)} state"
     if sequences > 1:
         kv_text = f"{sequences} x ({kv_text})"
-    return Evaluation(
-        "KV704",
-        label,
-        path,
+    return base._replace(
         value=need,
-        limit=claim["count"] * found.usable_memory_bytes,
-        expect_within=fits,
+        limit=claim["count"] * hardware.usable_memory_bytes,
         subject=(
             f"weights {gib(weight_total)} ({_weights_working(total, weights.format, 'total')})"
             f" + {kv_text} = {gib(need)}"
         ),
-        working=f"{claim['count']} x {gib(found.usable_memory_bytes)} ({found.display} {found.memory_figure})",
-        assumptions=tuple(assumptions),
+        working=(
+            f"{claim['count']} x {gib(hardware.usable_memory_bytes)} "
+            f"({hardware.display} {hardware.memory_figure})"
+        ),
+        assumptions=(*_memory_assumptions(hardware), *assumptions),
         notes=tuple(notes),
     )
+
+
+def _claim_inputs(
+    record: RecordContext, setup: Setup, index: int, claim: dict[str, Any]
+) -> tuple[Hardware, Fraction, KvReport, str] | str:
+    """A fit claim's accelerator, total parameters, basis arithmetic and basis label, or why
+    the claim cannot be evaluated."""
+    which = claim["basis"]
+    named = named_basis(record.data, which)
+    if named is None:
+        alternatives = len(bases(record.data)) - 1
+        return f"basis {which} names no alternative (the record has {alternatives})"
+    found, missing = _resolve(
+        claim["accelerator"], setup.named_hardware, f"fit_claims[{index}].accelerator"
+    )
+    total = _billions(record.model.parameters, "total", record.model_display)
+    reasons = [m for m in (missing, total) if isinstance(m, str)]
+    report: KvReport | None = None
+    try:
+        report = basis_report(record.model, named.stated)
+    except ValueError as error:
+        reasons.append(str(error))
+    if report is not None and (
+        named.stated.get("context_tokens") is None or report.kv_bytes_at_context is None
+    ):
+        reasons.append("the basis has no KV at context")
+    if reasons or found is None or report is None:
+        return "; ".join(reasons)
+    assert isinstance(total, Fraction)
+    return found, total, report, named.label
 
 
 # ---- KV705 hardware link --------------------------------------------------------------------
@@ -687,21 +826,21 @@ def _fit_claim(
 def accelerator_links(data: dict[str, Any]) -> list[tuple[JsonPath, str]]:
     """Every accelerator id a record names, with where it names it."""
     links: list[tuple[JsonPath, str]] = []
-    main = _get(data, "methodology", "hardware", "accelerator")
+    main = _find(data, "methodology", "hardware", "accelerator")
     if isinstance(main, str):
         links.append((("methodology", "hardware", "accelerator"), main))
-    for index, observation in enumerate(_get(data, "results", "observations") or []):
-        named = _get(observation, "hardware", "accelerator")
+    for index, observation in enumerate(_find(data, "results", "observations") or []):
+        named = _find(observation, "hardware", "accelerator")
         if isinstance(named, str):
             links.append((("results", "observations", index, "hardware", "accelerator"), named))
-    for index, claim in enumerate(_get(data, "kv_bytes_basis", "fit_claims") or []):
+    for index, claim in enumerate(_find(data, "kv_bytes_basis", "fit_claims") or []):
         links.append((("kv_bytes_basis", "fit_claims", index, "accelerator"), claim["accelerator"]))
     return links
 
 
-def check_hardware_links(ctx: RecordContext, setup: Setup) -> Iterator[Problem]:
+def check_hardware_links(record: RecordContext, setup: Setup) -> Iterator[Problem]:
     """KV705: every accelerator names a sound file in hardware/."""
-    for path, accelerator in accelerator_links(ctx.data):
+    for path, accelerator in accelerator_links(record.data):
         state = setup.named_hardware.get(accelerator)
         if state is None:
             import difflib  # only for a broken link's "did you mean"
@@ -710,49 +849,44 @@ def check_hardware_links(ctx: RecordContext, setup: Setup) -> Iterator[Problem]:
                 accelerator[:100], setup.named_hardware.catalog_ids, n=3
             )
             hint = f"; did you mean {', '.join(close)}?" if close else ""
-            yield ctx.problem(
-                "KV705",
-                path,
-                f"accelerator {accelerator!r}: hardware/{accelerator}.yaml does not exist{hint}",
+            message = (
+                f"accelerator {accelerator!r}: hardware/{accelerator}.yaml does not exist{hint}"
             )
+            yield record.problem(HARDWARE_LINK, path, message)
         elif state.hardware is None:
-            yield ctx.problem(
-                "KV705",
-                path,
+            message = (
                 f"accelerator {accelerator!r}: {state.display} has problems (reported there); "
-                "hardware checks not run",
+                "hardware checks not run"
             )
+            yield record.problem(HARDWARE_LINK, path, message)
             yield from state.problems
 
 
 # ---- the checks -----------------------------------------------------------------------------
 
 
-def _problems(ctx: RecordContext, evaluations: list[Evaluation]) -> Iterator[Problem]:
+def _problems(record: RecordContext, evaluations: list[Evaluation]) -> Iterator[Problem]:
     for evaluation in evaluations:
-        if not evaluation.violated:
-            continue
-        problem = ctx.problem(evaluation.code, evaluation.path, _message(evaluation))
-        if evaluation.severity == "warning":
-            problem = Problem(
-                problem.path, problem.line, problem.column, problem.code, problem.message, "warning"
+        if evaluation.violated:
+            line, column = record.document.locate(evaluation.path)
+            yield evaluation.rule.problem(
+                record.document.path, line, column, _message(evaluation), evaluation.severity
             )
-        yield problem
 
 
 def _message(evaluation: Evaluation) -> str:
-    text = {
-        "KV701": "weights + KV do not fit: ",
-        "KV702": f"{evaluation.check} is above the memory-bandwidth roofline: ",
-        "KV703": f"{evaluation.check} is faster than the peak FLOP/s allows: ",
-        "KV704": (
-            "fit claim does not hold, it fits: "
-            if not evaluation.expect_within
-            else "fit claim does not hold, it does not fit: "
-        ),
-    }[evaluation.code]
+    rule = evaluation.rule
+    if rule is FIT:
+        text = "weights + KV do not fit: "
+    elif rule is DECODE_ROOFLINE:
+        text = f"{evaluation.check} is above the memory-bandwidth roofline: "
+    elif rule is PREFILL_CEILING:
+        text = f"{evaluation.check} is faster than the peak FLOP/s allows: "
+    else:
+        holds = "it fits" if not evaluation.expect_within else "it does not fit"
+        text = f"fit claim does not hold, {holds}: "
     text += evaluation.margin()
-    if evaluation.code == "KV701":
+    if rule is FIT:
         text += "; if the cache is offloaded, add kv_offload to techniques"
     text += evaluation.qualifiers()
     if evaluation.assumptions:
@@ -760,33 +894,35 @@ def _message(evaluation: Evaluation) -> str:
     return text
 
 
-def check_fit(ctx: RecordContext, setup: Setup) -> Iterator[Problem]:
+def check_fit(record: RecordContext, setup: Setup) -> Iterator[Problem]:
     """KV701: weights plus KV at context fit the accelerators' memory."""
-    yield from _problems(ctx, [evaluate_fit(ctx, setup)])
+    yield from _problems(record, [evaluate_fit(record, setup)])
 
 
-def check_decode(ctx: RecordContext, setup: Setup) -> Iterator[Problem]:
+def check_decode(record: RecordContext, setup: Setup) -> Iterator[Problem]:
     """KV702: decode rates are below the memory-bandwidth roofline."""
-    yield from _problems(ctx, evaluate_decode(ctx, setup))
+    yield from _problems(record, evaluate_decode(record, setup))
 
 
-def check_prefill(ctx: RecordContext, setup: Setup) -> Iterator[Problem]:
+def check_prefill(record: RecordContext, setup: Setup) -> Iterator[Problem]:
     """KV703: prefill rates are below the compute ceiling."""
-    yield from _problems(ctx, evaluate_prefill(ctx, setup))
+    yield from _problems(record, evaluate_prefill(record, setup))
 
 
-def check_fit_claims(ctx: RecordContext, setup: Setup) -> Iterator[Problem]:
-    """KV704: each fit claim comes out the way it says."""
-    for index, claim in enumerate(ctx.data["kv_bytes_basis"].get("fit_claims", [])):
+def check_fit_claims(record: RecordContext, setup: Setup) -> Iterator[Problem]:
+    """KV704: each fit claim names a basis the record has and comes out the way it says."""
+    for index, claim in enumerate(record.data["kv_bytes_basis"].get("fit_claims", [])):
         which = claim["basis"]
-        if named_basis(ctx.data, which) is None:
-            yield ctx.problem(
-                "KV704",
-                ("kv_bytes_basis", "fit_claims", index, "basis"),
-                f"basis {which} names no alternative; the record has {len(bases(ctx.data)) - 1} "
-                f"(use 'main' or an index from 0)",
+        if named_basis(record.data, which) is None:
+            alternatives = len(bases(record.data)) - 1
+            message = (
+                f"basis {which} names no alternative; the record has {alternatives} "
+                "(use 'main' or an index from 0)"
             )
-    yield from _problems(ctx, evaluate_fit_claims(ctx, setup))
+            yield record.problem(
+                FIT_CLAIM, ("kv_bytes_basis", "fit_claims", index, "basis"), message
+            )
+    yield from _problems(record, evaluate_fit_claims(record, setup))
 
 
 PlausibilityCheck = Callable[[RecordContext, Setup], Iterator[Problem]]
@@ -805,20 +941,20 @@ def hardware_index(data: dict[str, Any], catalog: HardwareCatalog) -> HardwareIn
     return HardwareIndex(states, catalog.ids() if None in states.values() else ())
 
 
-def plausibility_problems(ctx: RecordContext, catalog: HardwareCatalog) -> list[Problem]:
+def plausibility_problems(record: RecordContext, catalog: HardwareCatalog) -> list[Problem]:
     """Every plausibility problem of one record whose arithmetic checks have run."""
-    setup = setup_of(ctx, hardware_index(ctx.data, catalog))
+    setup = setup_of(record, hardware_index(record.data, catalog))
     problems: list[Problem] = []
     for check in PLAUSIBILITY_CHECKS:
-        problems += check(ctx, setup)
+        problems += check(record, setup)
     return problems
 
 
-def all_evaluations(ctx: RecordContext, setup: Setup) -> list[Evaluation]:
+def all_evaluations(record: RecordContext, setup: Setup) -> list[Evaluation]:
     """Every comparison the checks make for one record, violated or not, and every skip."""
     return [
-        evaluate_fit(ctx, setup),
-        *evaluate_decode(ctx, setup),
-        *evaluate_prefill(ctx, setup),
-        *evaluate_fit_claims(ctx, setup),
+        evaluate_fit(record, setup),
+        *evaluate_decode(record, setup),
+        *evaluate_prefill(record, setup),
+        *evaluate_fit_claims(record, setup),
     ]

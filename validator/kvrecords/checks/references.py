@@ -6,9 +6,49 @@ from pathlib import Path
 
 from kvrecords.dataset.document import Document, dotted
 from kvrecords.dataset.layout import ID_PATTERN, model_file
-from kvrecords.problems import Problem
+from kvrecords.problems import Problem, Rule
 
-PLACEHOLDER = "TODO"  # what kvrecords new writes where the contributor must write
+MODEL_LINK = Rule(
+    "KV203",
+    "model-link",
+    "`model` names a file models/<model>.yaml that exists: an id, never a path.",
+    "Every derived number is recomputed from that file; a missing or renamed model leaves "
+    "the record unchecked.",
+    "model: qwen3-8-27b",
+    "model: ../../etc/passwd\n# KV203 model must be an id ...",
+)
+
+MODEL_BROKEN = Rule(
+    "KV204",
+    "model-broken",
+    "The linked model file passes its own checks.",
+    "Arithmetic from a broken geometry would be wrong; the record's arithmetic is skipped "
+    "and the model's own problems are reported at the model file.",
+    "model: llama-3.1-8b   (a valid model file)",
+    "model: broken-model   (its groups do not add up)\n# KV204 models/broken-model.yaml has problems",
+)
+
+NULL_REASON = Rule(
+    "KV205",
+    "null-reason",
+    "Every null has its reason: records list it under not_stated, models under unknown; nothing is listed that is not null.",
+    "A null without a reason cannot be told from a forgotten value, and a reader needs to "
+    "know what the source did not say.",
+    "methodology:\n  engine: {name: vllm, version: null}\nnot_stated:\n  - field: methodology.engine.version\n    reason: The post does not name the version.",
+    "methodology:\n  engine: {name: vllm, version: null}\n# KV205 methodology.engine.version is null; list it under not_stated with the reason",
+)
+
+PLACEHOLDER = Rule(
+    "KV206",
+    "placeholder",
+    "No text is left as a TODO placeholder from kvrecords new.",
+    "A scaffold marks every field the contributor must fill or explain; a TODO that reaches "
+    "the dataset is a figure or a reason nobody checked.",
+    "reason: The post does not publish decode tokens/s.",
+    "reason: 'TODO: fill from the source or give the reason it is not stated'\n# KV206 not_stated[3].reason is still a placeholder",
+)
+
+PLACEHOLDER_MARK = "TODO"  # what kvrecords new writes where the contributor must write
 
 
 def model_link_problem(root: Path, document: Document, model_exists: bool) -> Problem | None:
@@ -19,28 +59,30 @@ def model_link_problem(root: Path, document: Document, model_exists: bool) -> Pr
             f"model {model_id!r} must be a model id naming models/<id>.yaml "
             "(lowercase letters, digits, dots, hyphens), never a path"
         )
-        return document.problem("KV203", ("model",), message)
+        return document.problem(MODEL_LINK, ("model",), message)
     if model_exists:
         return None
     display = f"models/{model_id}.yaml"
     reason = (
         "is a dangling symlink" if model_file(root, model_id).is_symlink() else "does not exist"
     )
-    return document.problem("KV203", ("model",), f"model {model_id!r}: {display} {reason}")
+    return document.problem(MODEL_LINK, ("model",), f"model {model_id!r}: {display} {reason}")
 
 
 def broken_model_problem(document: Document, model_display: str) -> Problem:
     """KV204: the linked model has problems of its own, so the arithmetic is not checked."""
     message = f"{model_display} has problems (reported there); arithmetic not checked"
-    return document.problem("KV204", ("model",), message)
+    return document.problem(MODEL_BROKEN, ("model",), message)
 
 
 def placeholder_problems(document: Document) -> list[Problem]:
     """KV206: no TODO placeholder from a scaffold is left in the record."""
     return [
-        document.problem("KV206", path, f"{dotted(path)} is still a placeholder: {value[:60]!r}")
+        document.problem(
+            PLACEHOLDER, path, f"{dotted(path)} is still a placeholder: {value[:60]!r}"
+        )
         for path, value in document.leaves.items()
-        if isinstance(value, str) and value.lstrip().startswith(PLACEHOLDER)
+        if isinstance(value, str) and value.lstrip().startswith(PLACEHOLDER_MARK)
     ]
 
 
@@ -58,9 +100,9 @@ def null_reason_problems(document: Document, list_key: str) -> list[Problem]:
     for name, path in sorted(nulls.items()):
         if name not in listed:
             message = f"{name} is null; list it under {list_key} with the reason"
-            problems.append(document.problem("KV205", path, message))
+            problems.append(document.problem(NULL_REASON, path, message))
     for name, index in sorted(listed.items()):
         if name not in nulls:
             message = f"{list_key} lists {name}, which is not null"
-            problems.append(document.problem("KV205", (list_key, index, "field"), message))
+            problems.append(document.problem(NULL_REASON, (list_key, index, "field"), message))
     return problems

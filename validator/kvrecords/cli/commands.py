@@ -772,7 +772,7 @@ def import_hf(
 @click.option("--markdown", is_flag=True, help="Print docs/rules.md.")
 def rules(markdown: bool) -> None:
     """List the check codes."""
-    import kvrecords.checks.rules as registry
+    import kvrecords.checks.registry as registry
 
     if markdown:
         click.echo(registry.markdown(), nl=False)

@@ -3,6 +3,10 @@
 The file goes through the parser's event stream only, and values are built here, so nothing
 in a file can construct an object or run code, and every rule is ours:
 - YAML 1.2 core schema: ``no`` and ``2026-09-02`` stay strings, ``010`` is 10;
+- numbers in hexadecimal or octal (``0x223DA``, ``0o17``) are refused: a reviewer cannot check
+  them by eye, and YAML 1.1 readers do not read ``0o17`` as a number at all;
+- U+2028, U+2029 and U+0085 are refused: libyaml and other YAML 1.1 readers take them for line
+  breaks (a comment could hide a key behind one), YAML 1.2 readers for text;
 - anchors, aliases and tags are refused (a billion-laughs file is refused at its first alias);
 - duplicate keys, non-string keys, several documents and non-finite numbers are refused;
 - size and nesting are capped before they can cost time or memory.
@@ -17,7 +21,99 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from kvrecords.problems import Problem
+from kvrecords.problems import Problem, Rule
+
+YAML_SYNTAX = Rule(
+    "KV001",
+    "yaml-syntax",
+    "The file is well-formed YAML.",
+    "A file the parser cannot read cannot be checked at all; the message gives the parser's "
+    "own reason at the line and column where it stopped.",
+    "kv_at_context: 9.16 GiB",
+    "kv_at_context: '9.16 GiB\n# KV001 YAML syntax: found unexpected end of stream",
+)
+
+DUPLICATE_KEY = Rule(
+    "KV002",
+    "duplicate-key",
+    "No mapping repeats a key.",
+    "Most YAML loaders keep the last value silently, so a record could show a reviewer one "
+    "figure and feed the dataset another.",
+    "bytes_per_token: 65536",
+    "bytes_per_token: 65536\nbytes_per_token: 131072\n# KV002 duplicate key 'bytes_per_token'",
+)
+
+ANCHOR_ALIAS = Rule(
+    "KV003",
+    "anchor-alias",
+    "No anchors (&a) or aliases (*a).",
+    "Aliases hide where a value comes from and allow exponential expansion (billion laughs); "
+    "records are small enough to write every value out.",
+    "dtype: bf16",
+    "dtype: &d bf16\n# KV003 anchor &d: anchors and aliases are not allowed",
+)
+
+TAG = Rule(
+    "KV004",
+    "tag",
+    "No explicit tags (!!python/object, !!binary, !custom).",
+    "Tags ask a loader to construct objects; some loaders run code for them. Values in this "
+    "dataset are plain strings, numbers, booleans, lists and mappings.",
+    "engine: {name: vllm}",
+    "engine: !!python/object/apply:os.system [id]\n# KV004 tag ... is not allowed",
+)
+
+ENCODING = Rule(
+    "KV005",
+    "encoding",
+    "The file is UTF-8 without a byte-order mark, and holds no U+2028, U+2029 or U+0085.",
+    "Other encodings and BOMs make diffs, tools and the export disagree about the text. YAML "
+    "1.1 readers (libyaml among them) take U+2028, U+2029 and U+0085 for line breaks and YAML "
+    "1.2 readers for text, so a key could hide behind a comment for one reader and not another.",
+    "publisher: Senn Tech",
+    "publisher: Senn\\xff Tech   (a byte that is not UTF-8)\n# KV005 byte 0xff is not UTF-8",
+)
+
+DOCUMENT_SHAPE = Rule(
+    "KV006",
+    "document-shape",
+    "One YAML document whose top level is a mapping with string keys.",
+    "An empty file, a list, a second document after `---` or a complex key is not a record "
+    "or a model.",
+    "id: kv-efficiency/example",
+    "- id: kv-efficiency/example\n# KV006 the top level must be a mapping of keys to values",
+)
+
+LIMITS = Rule(
+    "KV007",
+    "limits",
+    "The file is at most 512 KiB and nested at most 32 levels deep.",
+    "The validator runs on strangers' pull requests: a huge or deeply nested file must not "
+    "cost minutes or memory. Real records are a few KiB and a few levels deep.",
+    "results: {hit_rate: 0.935}",
+    "a: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n# KV007 nesting deeper than 32 levels",
+)
+
+NON_FINITE_NUMBER = Rule(
+    "KV008",
+    "non-finite-number",
+    "Numbers are finite and decimal: no .nan, .inf, numbers of absurd length, or numbers in "
+    "hexadecimal or octal (0x223DA, 0o17).",
+    "NaN compares false with everything, so it would slip past every range check; a reviewer "
+    "cannot check 0x223DA by eye, and YAML 1.1 readers do not read 0o17 as a number at all.",
+    "confidence: 0.62",
+    "confidence: .nan\n# KV008 .nan is not a finite number",
+)
+
+FILE_ACCESS = Rule(
+    "KV009",
+    "file-access",
+    "Every file under records/ and models/ is a readable file inside the dataset.",
+    "A symlink leading out of the tree would make the validator read (and CI print) files "
+    "that are not part of the dataset.",
+    "records/kv-efficiency/example.yaml (a regular file)",
+    "records/kv-efficiency/example.yaml -> /etc/passwd\n# KV009 symlink leads outside the dataset",
+)
 
 MAX_FILE_BYTES = 512 * 1024
 MAX_DEPTH = 32
@@ -57,10 +153,10 @@ class Document(NamedTuple):
                 return self.value_positions[prefix]
         return (1, 1)
 
-    def problem(self, code: str, path: JsonPath, message: str, *, key: bool = False) -> Problem:
-        """A problem at the value (or, with ``key``, the key) at ``path``."""
+    def problem(self, rule: Rule, path: JsonPath, message: str, *, key: bool = False) -> Problem:
+        """A problem under ``rule`` at the value (or, with ``key``, the key) at ``path``."""
         line, column = self.locate(path, key=key)
-        return Problem(self.path, line, column, code, message)
+        return rule.problem(self.path, line, column, message)
 
     def find(self, pattern: re.Pattern[str], start_line: int) -> tuple[int, int] | None:
         """The position of the first match of ``pattern`` at or after ``start_line``."""
@@ -84,9 +180,9 @@ def dotted(path: JsonPath) -> str:
 class _Refused(Exception):
     """Internal: the file breaks one of the rules; carries the problem to report."""
 
-    def __init__(self, code: str, mark: Any, message: str) -> None:
+    def __init__(self, rule: Rule, mark: Any, message: str) -> None:
         super().__init__(message)
-        self.code = code
+        self.rule = rule
         self.line = getattr(mark, "line", 0) + 1
         self.column = getattr(mark, "column", 0) + 1
         self.message = message
@@ -96,10 +192,10 @@ def read_document(file_path: Path, display_path: str) -> Document | list[Problem
     """Read and parse one file; never raises for anything the file holds."""
     try:
         if file_path.stat().st_size > MAX_FILE_BYTES:
-            return [_file_problem(display_path, "KV007", _size_message(file_path.stat().st_size))]
+            return [LIMITS.problem(display_path, 1, 1, _size_message(file_path.stat().st_size))]
         raw = file_path.read_bytes()
     except OSError as error:
-        return [_file_problem(display_path, "KV009", f"cannot read the file: {error.strerror}")]
+        return [FILE_ACCESS.problem(display_path, 1, 1, f"cannot read the file: {error.strerror}")]
     return parse_document(raw, display_path)
 
 
@@ -107,18 +203,15 @@ def _size_message(size: int) -> str:
     return f"file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,} bytes"
 
 
-def _file_problem(path: str, code: str, message: str, line: int = 1, column: int = 1) -> Problem:
-    return Problem(path, line, column, code, message)
-
-
 def parse_document(raw: bytes, display_path: str) -> Document | list[Problem]:
     if len(raw) > MAX_FILE_BYTES:
-        return [_file_problem(display_path, "KV007", _size_message(len(raw)))]
+        return [LIMITS.problem(display_path, 1, 1, _size_message(len(raw)))]
     if raw.startswith(b"\xef\xbb\xbf"):
         return [
-            _file_problem(
+            ENCODING.problem(
                 display_path,
-                "KV005",
+                1,
+                1,
                 "file starts with a byte-order mark; save it as UTF-8 without BOM",
             )
         ]
@@ -128,21 +221,21 @@ def parse_document(raw: bytes, display_path: str) -> Document | list[Problem]:
         line = raw[: error.start].count(b"\n") + 1
         column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
         return [
-            _file_problem(
+            ENCODING.problem(
                 display_path,
-                "KV005",
-                f"byte 0x{raw[error.start]:02x} is not UTF-8; save the file as UTF-8",
                 line,
                 column,
+                f"byte 0x{raw[error.start]:02x} is not UTF-8; save the file as UTF-8",
             )
         ]
+    odd_break = _ODD_BREAK.search(text)
+    if odd_break is not None:
+        return [_odd_break_problem(text, odd_break.start(), display_path)]
     try:
         builder = _Builder()
         data = builder.build(_events(text))
     except _Refused as refused:
-        return [
-            _file_problem(display_path, refused.code, refused.message, refused.line, refused.column)
-        ]
+        return [refused.rule.problem(display_path, refused.line, refused.column, refused.message)]
     return Document(
         display_path,
         text,
@@ -151,6 +244,29 @@ def parse_document(raw: bytes, display_path: str) -> Document | list[Problem]:
         builder.key_positions,
         builder.written,
         builder.leaves,
+    )
+
+
+# Characters YAML 1.1 readers (libyaml among them) take for line breaks and YAML 1.2 readers for
+# text: positions, comments and values would differ between readers.
+_ODD_BREAK = re.compile("[\u2028\u2029\x85]")
+_ODD_BREAK_NAMES = {
+    "\u2028": "U+2028 LINE SEPARATOR",
+    "\u2029": "U+2029 PARAGRAPH SEPARATOR",
+    "\x85": "U+0085 NEXT LINE",
+}
+
+
+def _odd_break_problem(text: str, index: int, display_path: str) -> Problem:
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    name = _ODD_BREAK_NAMES[text[index]]
+    return ENCODING.problem(
+        display_path,
+        line,
+        column,
+        f"{name}: YAML 1.1 readers take it for a line break and YAML 1.2 readers for text, so "
+        "they read this file differently; use a line break or a space",
     )
 
 
@@ -165,9 +281,9 @@ def _events(text: str) -> Iterator[Any]:
         mark = error.problem_mark or error.context_mark
         problem = error.problem or "invalid YAML"
         context = f" ({error.context})" if error.context else ""
-        raise _Refused("KV001", mark, f"YAML syntax: {problem}{context}") from None
+        raise _Refused(YAML_SYNTAX, mark, f"YAML syntax: {problem}{context}") from None
     except (yaml.YAMLError, ValueError) as error:
-        raise _Refused("KV001", None, f"YAML syntax: {error}") from None
+        raise _Refused(YAML_SYNTAX, None, f"YAML syntax: {error}") from None
 
 
 class _Builder:
@@ -188,36 +304,42 @@ class _Builder:
             if name == "DocumentStartEvent":
                 if roots:
                     raise _Refused(
-                        "KV006", event.start_mark, "a file holds one YAML document; found a second"
+                        DOCUMENT_SHAPE,
+                        event.start_mark,
+                        "a file holds one YAML document; found a second",
                     )
                 continue
             roots.append(self._node(event, events, (), 0))
         if not roots or roots[0] is None:
-            raise _Refused("KV006", None, "the file is empty; a record or model is a YAML mapping")
+            raise _Refused(
+                DOCUMENT_SHAPE, None, "the file is empty; a record or model is a YAML mapping"
+            )
         if not isinstance(roots[0], dict):
-            raise _Refused("KV006", None, "the top level must be a mapping of keys to values")
+            raise _Refused(
+                DOCUMENT_SHAPE, None, "the top level must be a mapping of keys to values"
+            )
         return roots[0]
 
     def _node(self, event: Any, events: Iterator[Any], path: JsonPath, depth: int) -> Any:
         name = type(event).__name__
         if name == "AliasEvent":
             raise _Refused(
-                "KV003",
+                ANCHOR_ALIAS,
                 event.start_mark,
                 f"alias *{event.anchor}: anchors and aliases are not allowed; write the value out",
             )
         if getattr(event, "anchor", None):
             raise _Refused(
-                "KV003",
+                ANCHOR_ALIAS,
                 event.start_mark,
                 f"anchor &{event.anchor}: anchors and aliases are not allowed; write the value out",
             )
         if getattr(event, "tag", None):
             raise _Refused(
-                "KV004", event.start_mark, f"tag {event.tag} is not allowed; values are plain YAML"
+                TAG, event.start_mark, f"tag {event.tag} is not allowed; values are plain YAML"
             )
         if depth > MAX_DEPTH:
-            raise _Refused("KV007", event.start_mark, f"nesting deeper than {MAX_DEPTH} levels")
+            raise _Refused(LIMITS, event.start_mark, f"nesting deeper than {MAX_DEPTH} levels")
         position = (event.start_mark.line + 1, event.start_mark.column + 1)
         self.value_positions[path] = position
         if name == "ScalarEvent":
@@ -230,7 +352,7 @@ class _Builder:
                 items.append(self._node(child, events, (*path, len(items)), depth + 1))
         if name == "MappingStartEvent":
             return self._mapping(events, path, depth)
-        raise _Refused("KV001", event.start_mark, f"unexpected YAML event {name}")
+        raise _Refused(YAML_SYNTAX, event.start_mark, f"unexpected YAML event {name}")
 
     def _mapping(self, events: Iterator[Any], path: JsonPath, depth: int) -> dict[str, Any]:
         mapping: dict[str, Any] = {}
@@ -244,13 +366,13 @@ class _Builder:
                 or getattr(key_event, "tag", None)
             ):
                 self._node(key_event, events, path, depth + 1)  # raises for anchors and tags
-                raise _Refused("KV006", key_event.start_mark, "keys must be plain strings")
+                raise _Refused(DOCUMENT_SHAPE, key_event.start_mark, "keys must be plain strings")
             key = key_event.value
             key_position = (key_event.start_mark.line + 1, key_event.start_mark.column + 1)
             if key in mapping:
                 first = self.key_positions[(*path, key)]
                 raise _Refused(
-                    "KV002",
+                    DUPLICATE_KEY,
                     key_event.start_mark,
                     f"duplicate key {key!r} (first at line {first[0]}, column {first[1]})",
                 )
@@ -262,15 +384,18 @@ class _Builder:
         text: str = event.value
         self.written[path] = text
         # quoted or block scalars are strings
-        value = text if event.style not in (None, "") else _resolve_plain(text, event.start_mark)
+        plain = event.style in (None, "")
+        value = _resolve_plain(text, event.start_mark, path) if plain else text
         self.leaves[path] = value
         return value
 
 
-def _resolve_plain(text: str, mark: Any) -> Any:
+def _resolve_plain(text: str, mark: Any, path: JsonPath = ()) -> Any:
     """A plain scalar under the YAML 1.2 core schema."""
     if len(text) > 64 and (_INT.match(text) or _FLOAT.match(text)):
-        raise _Refused("KV008", mark, f"a number of {len(text)} digits is not a plausible value")
+        raise _Refused(
+            NON_FINITE_NUMBER, mark, f"a number of {len(text)} digits is not a plausible value"
+        )
     if text in _NULL:
         return None
     if text in _TRUE:
@@ -279,16 +404,26 @@ def _resolve_plain(text: str, mark: Any) -> Any:
         return False
     if _INT.match(text):
         return int(text)
-    if _OCT.match(text):
-        return int(text[2:], 8)
-    if _HEX.match(text):
-        return int(text[2:], 16)
+    if _OCT.match(text) or _HEX.match(text):
+        base, name = (8, "octal") if text[1] == "o" else (16, "hexadecimal")
+        # the decimal only for a plausible length (a long one would cost quadratic time)
+        decimal = f" ({int(text[2:], base)})" if len(text) <= 24 else ""
+        shown = text if len(text) <= 24 else f"{text[:24]}..."
+        where = f"{dotted(path)}: " if path else ""
+        raise _Refused(
+            NON_FINITE_NUMBER,
+            mark,
+            f"{where}{shown} is a number in {name}; write it in decimal{decimal} so that a "
+            "reviewer can check it, or quote it if it is text",
+        )
     if _FLOAT.match(text):
         value = float(text)
         if math.isfinite(value):
             return value
     if _INF.match(text) or _NAN.match(text) or _FLOAT.match(text):
         raise _Refused(
-            "KV008", mark, f"{text} is not a finite number; state a value or null with the reason"
+            NON_FINITE_NUMBER,
+            mark,
+            f"{text} is not a finite number; state a value or null with the reason",
         )
     return text

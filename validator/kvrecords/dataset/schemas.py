@@ -4,12 +4,25 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kvrecords.dataset.document import Document, JsonPath, dotted
 from kvrecords.kv.units import BYTE_UNITS, parse_number
-from kvrecords.problems import Problem
+from kvrecords.problems import Problem, Rule
+
+SCHEMA = Rule(
+    "KV101",
+    "schema",
+    "The file satisfies its JSON Schema (schema/record.schema.json or schema/model.schema.json).",
+    "The schema names every field and its type; every error is reported at its line and "
+    "column, with a hint for the common slips (a number written with thousands separators "
+    "is text in YAML; units are case-sensitive).",
+    "bytes_per_token: 65536",
+    "bytes_per_token: 65,536\n# KV101 kv_bytes_basis.bytes_per_token: '65,536' is not of type "
+    "'integer', 'null' (write 65536 without thousands separators)",
+)
 
 SCHEMA_NAMES = ("record", "model", "hardware")
 
@@ -61,12 +74,90 @@ def schema_problems(document: Document, name: str, schema_dir: Path) -> list[Pro
 
 
 def _most_specific(error: Any) -> Any:
-    """For oneOf/anyOf/if-then failures, the error from the branch that came closest."""
+    """For oneOf/anyOf failures, the error from the branch the value was meant for.
+
+    jsonschema's own pick often lands on a branch of another type (``93.5 is not of type
+    'null'`` for a hit rate of 93.5). A branch whose type, constant or enum the value itself
+    does not match was not meant for it; among the others, the closest wins: a branch whose
+    discriminating constant (a layer group's ``kind``) does not match comes last, then one whose
+    keys the mapping does not have. When no branch takes the value's type, the error names every
+    type and value the field takes.
+    """
     from jsonschema.exceptions import best_match
 
     while error.context:
-        error = best_match(error.context)
+        branches: dict[Any, list[Any]] = {}
+        for sub in error.context:
+            branch = sub.relative_schema_path[0] if sub.relative_schema_path else None
+            branches.setdefault(branch, []).append(sub)
+        depth = len(error.absolute_path)
+        meant = [subs for subs in branches.values() if not any(_misfit(s, depth) for s in subs)]
+        if not meant:
+            return _no_branch(error)
+        ranks = [_distance(subs, depth) for subs in meant]
+        closest = [subs for subs, rank in zip(meant, ranks, strict=True) if rank == min(ranks)]
+        error = best_match([sub for subs in closest for sub in subs])
     return error
+
+
+def _distance(errors: list[Any], depth: int) -> tuple[int, int, int]:
+    """How far a branch is from the value: a discriminating constant that does not match, then
+    keys that do not fit (missing or unknown), then the number of errors."""
+    wrong_kind = sum(_wrong_kind(e, depth) for e in errors)
+    keys = sum(
+        e.validator in ("required", "additionalProperties") and len(e.absolute_path) == depth
+        for e in errors
+    )
+    return (wrong_kind, keys, len(errors))
+
+
+_SHAPE_VALIDATORS = ("type", "const", "enum")
+
+
+def _misfit(sub: Any, depth: int) -> bool:
+    """The value itself is of another type (or constant) than this branch takes."""
+    return sub.validator in _SHAPE_VALIDATORS and len(sub.absolute_path) == depth
+
+
+def _wrong_kind(sub: Any, depth: int) -> bool:
+    """A key of the mapping holds another constant than this branch takes (``kind: mla``)."""
+    return sub.validator in ("const", "enum") and len(sub.absolute_path) == depth + 1
+
+
+class _NoBranch(NamedTuple):
+    """An error for a value that fits no branch's type, shaped like jsonschema's errors."""
+
+    absolute_path: Any
+    message: str
+    instance: Any
+    schema: Any
+    validator_value: Any
+    validator: str = "type"
+
+
+_TYPE_ORDER = ("integer", "number", "string", "boolean", "object", "array", "null")
+
+
+def _no_branch(error: Any) -> _NoBranch:
+    types: list[str] = []
+    values: list[str] = []
+    for sub in error.context:
+        if not _misfit(sub, len(error.absolute_path)):
+            continue
+        if sub.validator == "type":
+            wanted = sub.validator_value
+            types += [wanted] if isinstance(wanted, str) else list(wanted)
+        elif sub.validator == "const":
+            values.append(repr(sub.validator_value))
+        else:
+            values += [repr(v) for v in sub.validator_value]
+    types = sorted(set(types), key=lambda t: _TYPE_ORDER.index(t) if t in _TYPE_ORDER else 99)
+    values = list(dict.fromkeys(values))
+    parts = [values[0] if len(values) == 1 else f"one of {', '.join(values)}"] if values else []
+    if types:
+        parts.append(f"of type {', '.join(repr(t) for t in types)}")
+    message = f"{error.instance!r} is not {' or '.join(parts)}"
+    return _NoBranch(error.absolute_path, message, error.instance, error.schema, types)
 
 
 def _problem(document: Document, error: Any) -> Problem:
@@ -86,10 +177,66 @@ def _problem(document: Document, error: Any) -> Problem:
             )
     elif error.validator == "required":
         on_key = bool(path)
-    hint = _hint(error)
-    if hint:
-        message += f" ({hint})"
-    return document.problem("KV101", path, message, key=on_key)
+    explained = _explained(document, path, error)
+    if explained:
+        message = f"{field}: {explained}"
+    else:
+        hint = _hint(error)
+        if hint:
+            message += f" ({hint})"
+    return document.problem(SCHEMA, path, message, key=on_key)
+
+
+# A number as a YAML reader reads it when unquoted; hexadecimal, octal, binary, ``1_000`` and
+# ``12:30`` are numbers to some readers and not others.
+_DECIMAL = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
+_OTHER_NOTATION = re.compile(r"[-+]?(0[xob][0-9a-fA-F_]+|\d[\d_]*_\d[\d_]*)")
+
+
+def _explained(document: Document, path: JsonPath, error: Any) -> str:
+    """The whole message for slips that have one fix: what the value is and what to write."""
+    instance = error.instance
+    wanted = error.validator_value if error.validator == "type" else None
+    wanted_types = [wanted] if isinstance(wanted, str) else list(wanted or [])
+    if isinstance(instance, str) and {"number", "integer"} & set(wanted_types):
+        text = instance.strip()
+        if _DECIMAL.fullmatch(text):
+            return f"{instance!r} is a string: write the number {text.lstrip('+')} (no quotes)"
+        if _OTHER_NOTATION.fullmatch(text):
+            return (
+                f"{instance!r} is a string: write the number in decimal digits only (no "
+                "quotes, underscores, 0x, 0o or 0b), so that every reader reads the same number"
+            )
+    if (
+        error.validator == "maximum"
+        and error.validator_value == 1
+        and not isinstance(instance, bool)
+        and isinstance(instance, (int, float))
+        and 1 < instance <= 100
+    ):
+        return _percent_for_fraction(document, path, instance)
+    return ""
+
+
+def _percent_for_fraction(document: Document, path: JsonPath, instance: float) -> str:
+    """``93.5 is above 1: hit rates are fractions, write 0.935``; other fractions may be
+    above 1 by mistake rather than as a percentage (``confidence: 1.5``), so the hint hedges."""
+    from decimal import Decimal, InvalidOperation
+
+    written = document.written.get(path, repr(instance))
+    try:
+        fraction = format(Decimal(written).scaleb(-2), "f")
+    except InvalidOperation:
+        fraction = repr(instance / 100)
+    names = [part for part in path if isinstance(part, str) and part not in ("about", "min", "max")]
+    name = names[-1] if names else ""
+    if name.endswith("rate"):
+        noun = "hit rates" if "hit_rate" in name else "rates"
+        return f"{written} is above 1: {noun} are fractions, write {fraction}"
+    return (
+        f"{written} is greater than the maximum of 1 (a fraction from 0 to 1; if {written} is a "
+        f"percentage, write {fraction})"
+    )
 
 
 def _hint(error: Any) -> str:
@@ -105,6 +252,11 @@ def _hint(error: Any) -> str:
         lowered = {u.lower(): u for u in BYTE_UNITS}
         if unit not in BYTE_UNITS and unit.lower() in lowered:
             return f"units are case-sensitive: {lowered[unit.lower()]} (GiB = 2^30 B, GB = 10^9 B)"
+        pattern = error.schema.get("pattern") if error.validator == "pattern" else None
+        if isinstance(pattern, str) and instance.endswith("X"):
+            lowered_x = instance[:-1] + "x"
+            if re.search(pattern, lowered_x):
+                return f"a ratio is written with a lower-case x: {lowered_x}"
     if isinstance(instance, bool) and error.validator == "type":
         return "a boolean here; write a number, or null with the reason in prose"
     return ""

@@ -1,8 +1,11 @@
-"""Byte units, written numbers and the stated-precision rule.
+"""Numbers: byte units, written numbers, exact values, the stated-precision rule, formatting.
 
-A figure written as ``9.16 GiB`` claims the exact value lies in [9.155, 9.165) GiB: it agrees
-with a recomputation when the recomputed value, rounded half-up to the decimals written, gives
-the written digits. Integers carry zero decimals, so ``23x`` allows [22.5, 23.5).
+The one home for numbers. A figure written as ``9.16 GiB`` claims the exact value lies in
+[9.155, 9.165) GiB: it agrees with a recomputation when the recomputed value, rounded half-up to
+the decimals written, gives the written digits. Integers carry zero decimals, so ``23x`` allows
+[22.5, 23.5). Values are exact fractions taken from the text as written, never binary
+floats, and every message prints a number the same way: rounded half-up, with thousands
+separators (``72,072 B/token``, ``2,819.5 tok/s``, ``1,033%``).
 """
 
 from __future__ import annotations
@@ -12,11 +15,13 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import NamedTuple
 
+GIB = 1024**3
+
 BYTE_UNITS: dict[str, int] = {
     "B": 1,
     "KiB": 1024,
     "MiB": 1024**2,
-    "GiB": 1024**3,
+    "GiB": GIB,
     "TiB": 1024**4,
     "KB": 1000,
     "kB": 1000,
@@ -94,30 +99,100 @@ def parse_ratio(text: str) -> Written | None:
     return Written(match.group(1)) if match else None
 
 
-def format_in_unit(exact_bytes: Fraction | int, unit: str, decimals: int) -> str:
-    """``exact_bytes`` in ``unit``, rounded half-up to ``decimals`` places."""
-    scaled = Fraction(exact_bytes) / BYTE_UNITS[unit]
-    return f"{format_fraction(scaled, decimals)} {unit}"
+# ---- exact values -------------------------------------------------------------------------
 
 
-def format_fraction(value: Fraction, decimals: int) -> str:
-    """Half-up rounding of an exact value, the same rounding the precision rule uses."""
+def exact(value: int | float | str) -> Fraction:
+    """A number exactly as written: 0.935 is 935/1000, not the binary float nearest to it.
+
+    A float's ``str`` is the shortest text that reads back as the same float, which is the text
+    the file held; ``Decimal`` turns that text into its exact value. Raises ``ArithmeticError``
+    for text that is not a decimal number.
+    """
+    if isinstance(value, int):
+        return Fraction(value)
+    return Fraction(Decimal(str(value).replace(",", "")))
+
+
+def round_up(value: Fraction) -> int:
+    """The smallest integer not below ``value``: whole bytes, never fewer than needed."""
+    return -(-value.numerator // value.denominator)
+
+
+# ---- formatting -----------------------------------------------------------------------------
+
+
+def format_fraction(value: Fraction | int, decimals: int) -> str:
+    """Half-up rounding to ``decimals`` places (the rounding the precision rule uses), with
+    thousands separators: ``format_fraction(Fraction(28195489, 10000), 1)`` is ``2,819.5``."""
     value = Fraction(value)
     scale = 10**decimals
     # floor(value * scale + 1/2) in integers: the digits of the rounded value
     digits = (2 * value.numerator * scale + value.denominator) // (2 * value.denominator)
     sign, digits = ("-", -digits) if digits < 0 else ("", digits)
     whole, fraction = divmod(digits, scale)
-    return f"{sign}{whole}.{fraction:0{decimals}d}" if decimals else f"{sign}{whole}"
+    return f"{sign}{whole:,}.{fraction:0{decimals}d}" if decimals else f"{sign}{whole:,}"
 
 
-def format_exact(value: Fraction | int) -> str:
-    """An exact value for messages: an integer with separators, else up to four decimals."""
+def format_exact(value: Fraction | int, decimals: int = 4) -> str:
+    """An exact value: an integer in full, else rounded to at most ``decimals`` places with
+    trailing zeros dropped (``0.935``, ``23.1304``, ``65,536``)."""
     value = Fraction(value)
     if value.denominator == 1:
         return f"{value.numerator:,}"
-    return format_fraction(value, 4).rstrip("0").rstrip(".")
+    return format_fraction(value, decimals).rstrip("0").rstrip(".")
+
+
+def format_written(number: Written) -> str:
+    """A number as the contributor wrote it, its decimals kept, with thousands separators
+    (text that is not a plain decimal number, such as ``1e3``, is shown as written)."""
+    if not _NUMBER_RE.match(number.text):
+        return number.text
+    whole, point, fraction = number.text.replace(",", "").partition(".")
+    return f"{int(whole):,}{point}{fraction}"
+
+
+def format_number(value: int | float) -> str:
+    """A number read from a file, its decimals as written, with thousands separators."""
+    return format_written(Written(str(value)))
+
+
+def format_in_unit(exact_bytes: Fraction | int, unit: str, decimals: int) -> str:
+    """``exact_bytes`` in ``unit``, rounded half-up to ``decimals`` places."""
+    return f"{format_fraction(Fraction(exact_bytes) / BYTE_UNITS[unit], decimals)} {unit}"
 
 
 def gib(exact_bytes: Fraction | int) -> str:
+    """``9.16 GiB``: bytes in GiB to two decimals."""
     return format_in_unit(exact_bytes, "GiB", 2)
+
+
+def format_binary(
+    exact_bytes: Fraction | int, units: tuple[str, ...] = ("TiB", "GiB", "MiB", "KiB", "B")
+) -> str:
+    """Bytes in the first of ``units`` (largest first) that keeps the figure at 1 or more, else
+    in the last: two decimals, or whole bytes in B."""
+    unit = next((u for u in units if exact_bytes >= BYTE_UNITS[u]), units[-1])
+    return format_in_unit(exact_bytes, unit, 0 if unit == "B" else 2)
+
+
+def format_bytes_exact(exact_bytes: Fraction | int) -> str:
+    """``9,830,400,000 B (9.16 GiB)``: the exact byte count, then in GiB (or MiB below a GiB)."""
+    return f"{format_exact(exact_bytes)} B ({format_binary(exact_bytes, ('GiB', 'MiB'))})"
+
+
+def percent(value: Fraction, limit: Fraction) -> str:
+    """``value`` as a share of ``limit``: one decimal below 10% and near 100%, else none."""
+    share = value / limit * 100
+    decimals = 1 if share < 10 or 99 <= share < 101 else 0
+    return f"{format_fraction(share, decimals)}%"
+
+
+def tokens_per_s(value: Fraction) -> str:
+    """A token rate: one decimal below 1,000 tok/s, whole tokens above."""
+    return f"{format_fraction(value, 1 if value < 1000 else 0)} tok/s"
+
+
+def format_scientific(value: Fraction) -> str:
+    """Four significant digits, for FLOP counts (``2.459e+10``)."""
+    return f"{float(value):.4g}"

@@ -6,6 +6,7 @@ record whose model is broken skips its arithmetic. Every other file still runs.
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import re
@@ -13,25 +14,27 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from kvrecords.checks.context import RecordContext
 from kvrecords.checks.files import identity_problems, modeline_problems, read_dataset_file
 from kvrecords.checks.hardware import HardwareCatalog
 from kvrecords.checks.models import ModelState, check_model_file
-from kvrecords.checks.plausibility import plausibility_problems
-from kvrecords.checks.records import RECORD_CHECKS, RecordContext
 from kvrecords.checks.references import (
     broken_model_problem,
     model_link_problem,
     null_reason_problems,
     placeholder_problems,
 )
-from kvrecords.dataset.document import Document
+from kvrecords.checks.registry import record_problems
+from kvrecords.dataset.document import MAX_FILE_BYTES, Document, parse_document
 from kvrecords.dataset.layout import (
     ID_PATTERN,
+    RECORDS_DIR,
     SCHEMA_DIR,
     DatasetFile,
     IdClaims,
     classify,
     discover,
+    escapes_root,
 )
 from kvrecords.dataset.schemas import schema_problems
 from kvrecords.problems import Problem
@@ -167,6 +170,8 @@ def _select(
     record_displays: set[str] = set()
     model_ids: set[str] = set()
     selected_hardware: set[str] = set()
+    changed_models: set[str] = set()  # ids of the given model and hardware files, existing or not
+    changed_hardware: set[str] = set()
     for given in paths:
         absolute = given if given.is_absolute() else Path.cwd() / given
         if absolute.is_dir():
@@ -190,16 +195,14 @@ def _select(
             model_id = dataset_file.expected_id
             if model_id in models:
                 model_ids.add(model_id)
-            record_displays |= {
-                r.display for r in all_records() if _mentions(r.path, _MODEL_LINE, model_id)
-            }
+            changed_models.add(model_id)
         else:
             hardware_id = dataset_file.expected_id
             if hardware_id in hardware_ids:
                 selected_hardware.add(hardware_id)
-            record_displays |= {
-                r.display for r in all_records() if _mentions(r.path, _ACCELERATOR, hardware_id)
-            }
+            changed_hardware.add(hardware_id)
+    if changed_models or changed_hardware:
+        record_displays |= _dependents(root, all_records(), changed_models, changed_hardware)
     if record_displays:
         given_records |= {r.display: r for r in all_records() if r.display in record_displays}
     return Selection(
@@ -217,19 +220,100 @@ def _is_under(path: Path, folder: Path) -> bool:
     return True
 
 
-# How a record names what it depends on, found in its text without parsing it (cheap for a
-# pre-commit run over one changed model or hardware file in a large dataset).
-_MODEL_LINE = r"^model:[ \t]*(['\"]?){id}\1[ \t]*(#.*)?$"
-_ACCELERATOR = r"accelerator:[ \t]*(['\"]?){id}\1(?=[\s,}}#]|$)"
+# A record names its model under the key ``model`` and its hardware under keys named
+# ``accelerator`` (methodology.hardware, observations, fit claims). The canonical spellings, which
+# nearly every record uses, are recognised in the bytes; any other file holding an id, or an
+# escape that could spell one, is parsed and its values read.
+_MODEL_LINE = rb"^model:[ \t]*(['\"]?){id}\1[ \t]*(#[^\n]*)?\r?$"
+_ACCELERATOR_LINE = rb"^[ \t]*(- )?accelerator:[ \t]*(['\"]?){id}\2[ \t]*(#[^\n]*)?\r?$"
 
 
-def _mentions(record_path: Path, pattern: str, dependency_id: str) -> bool:
-    """Whether the record's text names ``dependency_id`` in the way ``pattern`` describes."""
+def _dependents(
+    root: Path, records: list[DatasetFile], model_ids: set[str], hardware_ids: set[str]
+) -> set[str]:
+    """Display paths of the records that name one of ``model_ids`` or ``hardware_ids``.
+
+    Over-approximates, never misses: a record whose text holds none of the ids and no
+    backslash (the only way a quoted scalar spells characters it does not show) cannot name
+    them; a record that cannot be read or parsed is included, so that its problems are reported.
+    """
+    ids = sorted(model_ids | hardware_ids)
+    needles = [b"\\", *(dependency_id.encode() for dependency_id in ids)]
+    canonical = [
+        re.compile(_MODEL_LINE.replace(b"{id}", re.escape(i.encode())), re.MULTILINE)
+        for i in sorted(model_ids)
+    ] + [
+        re.compile(_ACCELERATOR_LINE.replace(b"{id}", re.escape(i.encode())), re.MULTILINE)
+        for i in sorted(hardware_ids)
+    ]
+    found: set[str] = set()
+    if escapes_root(root, root / RECORDS_DIR):
+        return found  # every record is refused unread (KV009)
+    folder = str(root)
+    for record in records:
+        raw = _raw_text(root, folder, record)
+        if raw is None or not _holds_any(raw, needles):
+            continue
+        if any(pattern.search(raw) for pattern in canonical):
+            found.add(record.display)
+            continue
+        document = parse_document(raw, record.display)
+        if not isinstance(document, Document):
+            found.add(record.display)
+            continue
+        named = {
+            value
+            for path, value in document.leaves.items()
+            if path
+            and isinstance(value, str)
+            and (
+                (path[-1] == "model" and value in model_ids)
+                or (path[-1] == "accelerator" and value in hardware_ids)
+            )
+        }
+        if named:
+            found.add(record.display)
+    return found
+
+
+def _holds_any(raw: bytes, needles: list[bytes]) -> bool:
+    # ``in`` is several times faster here than one regular expression of alternatives
+    return any(needle in raw for needle in needles)
+
+
+def _raw_text(root: Path, folder: str, record: DatasetFile) -> bytes | None:
+    """A record's bytes (up to the size limit and a little more), unless a symlink leads out.
+
+    Plain strings and one ``open`` without following links: this runs over every record when a
+    model changes, and regular files (nearly all) then cost one system call to open.
+    """
+    path = os.path.join(folder, record.display)
     try:
-        text = record_path.read_text(encoding="utf-8", errors="replace")
+        descriptor = os.open(path, _NO_FOLLOW)
+    except OSError as error:
+        if error.errno != errno.ELOOP or escapes_root(root, Path(path)):
+            return None
+        try:  # a symlink that stays inside the dataset is read like a file
+            descriptor = os.open(path, os.O_RDONLY)
+        except OSError:
+            return None
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while size <= MAX_FILE_BYTES:  # small reads: a record is a few KiB
+            chunk = os.read(descriptor, 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
     except OSError:
-        return False
-    return re.search(pattern.format(id=re.escape(dependency_id)), text, re.MULTILINE) is not None
+        return None
+    finally:
+        os.close(descriptor)
+    return b"".join(chunks)
+
+
+_NO_FOLLOW = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def check_record_file(
@@ -258,8 +342,4 @@ def check_record_file(
     if state.model is None or any(p.severity == "error" for p in state.problems):
         return [*problems, broken_model_problem(document, state.file.display)]
     context = RecordContext(document, state.model, state.file.display.removesuffix(".yaml"))
-    for check in RECORD_CHECKS:
-        problems += check(context)
-    # Physical plausibility (KV701-KV705): the record against its hardware's limits.
-    problems += plausibility_problems(context, hardware or HardwareCatalog(root))
-    return problems
+    return problems + record_problems(context, hardware or HardwareCatalog(root))

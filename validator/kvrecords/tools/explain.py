@@ -8,23 +8,32 @@ record holds: a file that cannot be read or fails its schema is explained as far
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from kvrecords.checks.context import RecordContext
 from kvrecords.checks.hardware import HardwareCatalog
+from kvrecords.checks.measurements import (
+    BYTES_NOT_RECOMPUTED,
+    PREFILL_RATE,
+    SPEEDUP,
+    TOKENS_NOT_RECOMPUTED,
+    Derivation,
+    derivations,
+)
 from kvrecords.checks.plausibility import (
     Evaluation,
     HardwareIndex,
     all_evaluations,
     hardware_index,
     kv_per_sequence,
-    plausibility_problems,
     record_weights,
     setup_of,
     speculation,
 )
-from kvrecords.checks.records import RECORD_CHECKS, RecordContext
+from kvrecords.checks.registry import record_problems
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import (
     ID_PATTERN,
@@ -39,7 +48,7 @@ from kvrecords.dataset.schemas import schema_problems
 from kvrecords.kv.arithmetic import KvReport
 from kvrecords.kv.hardware import Hardware
 from kvrecords.kv.units import format_exact, format_fraction, format_in_unit
-from kvrecords.problems import Problem
+from kvrecords.problems import Problem, Rule
 
 INDENT = "  "
 
@@ -68,9 +77,8 @@ def explain_record(root: Path, record_path: Path) -> str:
     lines += _measurement_section(context)
     evaluations = all_evaluations(context, setup_of(context, hardware))
     lines += _plausibility_section(evaluations)
-    lines += _not_checked_section(context, evaluations)
-    problems = [p for check in RECORD_CHECKS for p in check(context)]
-    problems += plausibility_problems(context, catalog)
+    lines += _not_checked_section(evaluations)
+    problems = record_problems(context, catalog)
     lines.append("Problems:" if problems else "Problems: none")
     lines += _problem_lines(sorted(set(problems)))
     return "\n".join(lines)
@@ -255,57 +263,35 @@ def _stated(value: Any) -> str:
 # ---- measurements ---------------------------------------------------------------------------
 
 
-def _plain(value: Any) -> Fraction | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, dict):
-        return _plain(value.get("about"))
-    return Fraction(str(value))
+def _speedup(value: Fraction) -> str:
+    return f"{format_fraction(value, 4)}x"
 
 
-def _measurement_section(ctx: RecordContext) -> list[str]:
-    data = ctx.data
-    results = data.get("results", {})
-    basis = data["kv_bytes_basis"]
-    context = basis.get("context_tokens")
-    hit_rate = _plain(results.get("hit_rate"))
-    cold, warm = _plain(results.get("cold_ttft_ms")), _plain(results.get("warm_ttft_ms"))
-    lines = ["Derived from the measurements"]
-    if hit_rate is not None and context is not None:
-        tokens = hit_rate * context
-        lines.append(
-            f"{INDENT}tokens not recomputed: {format_exact(hit_rate)} x {context:,} = "
-            f"{format_exact(tokens)}" + _stated(results.get("tokens_not_recomputed"))
-        )
-        try:
-            per_token = basis_report(ctx.model, basis).bytes_per_token
-        except ValueError:
-            per_token = None
-        if per_token is not None:
-            lines.append(
-                f"{INDENT}bytes not recomputed: {format_exact(tokens)} x {format_exact(per_token)} B"
-                f" = {_bytes(tokens * per_token)}" + _stated(results.get("bytes_not_recomputed"))
-            )
-    else:
-        lines.append(f"{INDENT}tokens and bytes not recomputed: need hit_rate and context_tokens")
-    if cold is not None and warm is not None:
-        lines.append(
-            f"{INDENT}speedup: {format_exact(cold)} / {format_exact(warm)} = "
-            f"{format_fraction(cold / warm, 4)}x" + _stated(results.get("speedup"))
-        )
-    else:
-        lines.append(f"{INDENT}speedup: needs cold_ttft_ms and warm_ttft_ms")
-    ttft = cold if cold is not None else _plain(data.get("measured_ttft_ms_at_ctx"))
-    label = "cold TTFT" if cold is not None else "measured_ttft_ms_at_ctx"
-    if ttft is not None and context is not None:
-        lines.append(
-            f"{INDENT}prefill rate: {context:,} tokens / {format_exact(ttft / 1000)} s ({label}) = "
-            f"{format_fraction(context * 1000 / ttft, 1)} tok/s"
-            + _stated(results.get("prefill_tokens_per_s_from_ttft"))
-        )
-    else:
-        lines.append(f"{INDENT}prefill rate from TTFT: needs context_tokens and a TTFT")
-    return lines
+def _rate(value: Fraction) -> str:
+    return f"{format_fraction(value, 1)} tok/s"
+
+
+# What each derivation is called, and how its value is shown.
+_DERIVED_AS: dict[Rule, tuple[str, Callable[[Fraction], str]]] = {
+    TOKENS_NOT_RECOMPUTED: ("tokens not recomputed", format_exact),
+    BYTES_NOT_RECOMPUTED: ("bytes not recomputed", _bytes),
+    SPEEDUP: ("speedup", _speedup),
+    PREFILL_RATE: ("prefill rate", _rate),
+}
+
+
+def _measurement_section(record: RecordContext) -> list[str]:
+    """The figures the measurement checks derive, as they derive them."""
+    return ["Derived from the measurements", *map(_derivation_line, derivations(record))]
+
+
+def _derivation_line(derivation: Derivation) -> str:
+    label, shown = _DERIVED_AS[derivation.rule]
+    source = f" ({derivation.source})" if derivation.source else ""
+    if derivation.value is None:
+        return f"{INDENT}{label}{source}: not derived: {'; '.join(derivation.missing)}"
+    derived = f"{derivation.working}{source} = {shown(derivation.value)}"
+    return f"{INDENT}{label}: {derived}{_stated(derivation.stated)}"
 
 
 # ---- plausibility ---------------------------------------------------------------------------
@@ -320,12 +306,8 @@ def _plausibility_section(evaluations: list[Evaluation]) -> list[str]:
     return lines
 
 
-def _not_checked_section(ctx: RecordContext, evaluations: list[Evaluation]) -> list[str]:
+def _not_checked_section(evaluations: list[Evaluation]) -> list[str]:
     skipped = [e for e in evaluations if not e.checked]
-    if not ctx.data["kv_bytes_basis"].get("fit_claims"):
-        skipped.append(
-            Evaluation("KV704", "fit claims", (), skipped="the record states no fit_claims")
-        )
     lines = ["Not checked" if skipped else "Not checked: nothing"]
-    lines += [f"{INDENT}{e.code} {e.check}: {e.skipped}" for e in skipped]
+    lines += [f"{INDENT}{e.rule.code} {e.check}: {e.skipped}" for e in skipped]
     return lines

@@ -39,7 +39,13 @@ from typing import Any
 
 from kvrecords.checks.files import MODELINE_PREFIX
 from kvrecords.dataset.atomic import write_atomically
-from kvrecords.dataset.document import Document, JsonPath, parse_document, read_document
+from kvrecords.dataset.document import (
+    FILE_ACCESS,
+    Document,
+    JsonPath,
+    parse_document,
+    read_document,
+)
 from kvrecords.dataset.layout import SCHEMA_DIR, classify
 from kvrecords.problems import Problem
 
@@ -113,7 +119,7 @@ def _format_path(path: Path, root: Path) -> tuple[str, str]:
     if path.is_symlink():
         # Replacing a link with a file (or writing through it) would change what it points at.
         raise FormatRefused(
-            [Problem(display, 1, 1, "KV009", "is a symlink; fmt rewrites regular files only")]
+            [FILE_ACCESS.problem(display, 1, 1, "is a symlink; fmt rewrites regular files only")]
         )
     document = read_document(path, display)
     if not isinstance(document, Document):

@@ -10,14 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kvrecords.checks.context import RecordContext
 from kvrecords.checks.hardware import HardwareCatalog
-from kvrecords.checks.plausibility import (
-    all_evaluations,
-    hardware_index,
-    plausibility_problems,
-    setup_of,
-)
-from kvrecords.checks.records import RECORD_CHECKS, RecordContext
+from kvrecords.checks.plausibility import all_evaluations, hardware_index, setup_of
+from kvrecords.checks.registry import record_problems
 from kvrecords.dataset.document import Document
 from kvrecords.dataset.layout import MODELS_DIR, SCHEMA_DIR
 from kvrecords.dataset.schemas import schema_problems
@@ -48,9 +44,8 @@ def recompute(root: Path, document: Document, model: Model, catalog: HardwareCat
     lines += _measurement_section(context)
     evaluations = all_evaluations(context, setup_of(context, hardware))
     lines += _plausibility_section(evaluations)
-    lines += _not_checked_section(context, evaluations)
-    problems = [p for check in RECORD_CHECKS for p in check(context)]
-    problems += plausibility_problems(context, catalog)
+    lines += _not_checked_section(evaluations)
+    problems = record_problems(context, catalog)
     lines.append("Problems:" if problems else "Problems: none")
     lines += _problem_lines(sorted(set(problems)))
     return "\n".join(lines)

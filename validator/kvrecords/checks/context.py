@@ -1,0 +1,48 @@
+"""What every record check receives: a schema-valid record and the model it links."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any, NamedTuple
+
+from kvrecords.dataset.document import Document, JsonPath
+from kvrecords.kv.geometry import Model
+from kvrecords.kv.units import Written, exact
+from kvrecords.problems import Problem, Rule
+
+
+class RecordContext(NamedTuple):
+    """A schema-valid record and the model it links (already checked)."""
+
+    document: Document
+    model: Model
+    model_display: str  # "models/<id>", as messages name the model
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.document.data  # type: ignore[no-any-return]
+
+    def problem(self, rule: Rule, path: JsonPath, message: str) -> Problem:
+        return self.document.problem(rule, path, message)
+
+    def exact(self, path: JsonPath) -> Fraction:
+        """The value at ``path`` exactly as written (0.935 stays 935/1000, not a binary float)."""
+        written = self.document.written.get(path)
+        value = value_at(self.data, path)
+        if written is not None and not isinstance(value, bool):
+            try:
+                return exact(written)
+            except ArithmeticError:
+                pass
+        return Fraction(value)
+
+    def written(self, path: JsonPath) -> Written:
+        """The number at ``path`` as its text stands in the file."""
+        return Written(self.document.written.get(path, str(value_at(self.data, path))))
+
+
+def value_at(data: Any, path: JsonPath) -> Any:
+    """The value at ``path``; ``KeyError`` or ``IndexError`` when it is not there."""
+    for part in path:
+        data = data[part]
+    return data
