@@ -3,6 +3,12 @@
 The fixtures in tests/hf_configs/ are hand-written config.json files built from the facts in
 shared/model-facts/ (one per model, with the fields a real config of that model_type has).
 Each import is compared with the curated file of the same name in models/.
+
+tests/hf_configs/no_model_file/ holds configs with no curated file: olmo-3-7b.json carries the
+fields of the public Olmo-3-7B config.json (as republished with the weights quantized by
+mlx-community, Olmo-3-7B-RLZero-Code-4bit: 32 layers, 32 heads and 32 kv heads, hidden 4096,
+layer_types three sliding to one full, max_position_embeddings 65536), with sliding_window 4096
+as transformers' Olmo3Config and every published Olmo 3 config give it.
 """
 
 from __future__ import annotations
@@ -17,11 +23,13 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from conftest import run_cli
 from kvrecords.checks.models import check_model_file
 from kvrecords.dataset.document import Document, parse_document
 from kvrecords.dataset.layout import classify
 from kvrecords.dataset.models import load_model_file, model_from_data
 from kvrecords.kv.arithmetic import kv_report, parse_element_type
+from kvrecords.tools.fmt import format_text
 from kvrecords.tools.hf_import import (
     DEFAULT_CITATION,
     SUPPORTED_MODEL_TYPES,
@@ -51,7 +59,10 @@ KEY_ORDER = [
 
 
 def config(model_id: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((CONFIGS / f"{model_id}.json").read_text(encoding="utf-8"))
+    path = CONFIGS / f"{model_id}.json"
+    if not path.exists():
+        path = CONFIGS / "no_model_file" / f"{model_id}.json"
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
 
 
@@ -162,7 +173,7 @@ def test_data_validates_against_the_schema_in_key_order(model_id: str) -> None:
 @pytest.mark.parametrize("model_id", MODEL_IDS)
 def test_yaml_validates_and_loads_back_equal(model_id: str) -> None:
     data = imported(model_id)
-    text = model_yaml_from_hf_config(config(model_id), model_id)
+    text = model_yaml_from_hf_config(config(model_id), model_id, SCHEMA)
     assert text.split("\n", 1)[0] == "# yaml-language-server: $schema=../schema/model.schema.json"
     # The validator's own loader refuses anchors, aliases and tags, and keeps YAML 1.2 scalars.
     document = parse_document(text.encode("utf-8"), f"models/{model_id}.yaml")
@@ -179,7 +190,7 @@ def test_yaml_passes_the_model_file_checks(model_id: str, tmp_path: Path) -> Non
     shutil.copytree(ROOT / "schema", tmp_path / "schema")
     (tmp_path / "models").mkdir()
     path = tmp_path / "models" / f"{model_id}.yaml"
-    path.write_text(model_yaml_from_hf_config(config(model_id), model_id), encoding="utf-8")
+    path.write_text(model_yaml_from_hf_config(config(model_id), model_id, SCHEMA), encoding="utf-8")
     dataset_file = classify(tmp_path, path)
     assert dataset_file is not None
     state = check_model_file(tmp_path, dataset_file)
@@ -188,7 +199,7 @@ def test_yaml_passes_the_model_file_checks(model_id: str, tmp_path: Path) -> Non
 
 
 def test_two_space_indentation_and_sequence_dashes() -> None:
-    text = model_yaml_from_hf_config(config("falcon-h1-0.5b"), "falcon-h1-0.5b")
+    text = model_yaml_from_hf_config(config("falcon-h1-0.5b"), "falcon-h1-0.5b", SCHEMA)
     assert "\nlayer_groups:\n  - kind: parallel\n    layers: 36\n" in text
     assert "\n    mixers:\n      - kind: attention\n        kv_heads: 2\n" in text
     assert "\nunknown: []\n" in text
@@ -196,7 +207,7 @@ def test_two_space_indentation_and_sequence_dashes() -> None:
 
 
 def test_nulls_are_written_out_and_listed() -> None:
-    text = model_yaml_from_hf_config(config("gemma-3-27b"), "gemma-3-27b")
+    text = model_yaml_from_hf_config(config("gemma-3-27b"), "gemma-3-27b", SCHEMA)
     assert "\nhf_repo: null\n" in text
     assert "\ndtype: null\n" in text
     assert "\nmax_context_tokens: null\n" in text
@@ -552,7 +563,14 @@ def test_supported_model_types() -> None:
         "nemotron_h",
         "falcon_h1",
         "phi3",
+        "olmo3",
     }
+
+
+def test_the_command_help_lists_the_supported_model_types() -> None:
+    from kvrecords.cli.commands import HF_MODEL_TYPES
+
+    assert HF_MODEL_TYPES == SUPPORTED_MODEL_TYPES
 
 
 def test_describe_layers() -> None:
@@ -608,3 +626,139 @@ def test_bytes_falcon_h1_parallel_attention_and_state() -> None:
 def test_bytes_per_token_deepseek_v3_mla_fp8() -> None:
     # 61 layers x (512 + 64) x 1 B (fp8) = 35,136 B/token; no K/V factor 2
     assert report("deepseek-v3", "fp8", 1).bytes_per_token == Fraction(35136)
+
+
+# ------------------------------------------------------------------------------------------
+# Written by fmt
+
+
+@pytest.mark.parametrize("model_id", [*MODEL_IDS, "olmo-3-7b"])
+def test_yaml_is_what_fmt_writes(model_id: str) -> None:
+    text = model_yaml_from_hf_config(config(model_id), model_id, SCHEMA)
+    assert format_text(text, "model", SCHEMA) == text
+
+
+# ------------------------------------------------------------------------------------------
+# OLMo 3 and other configs read through their layer_types
+
+
+def test_olmo3_reads_layer_types_sliding_window_and_derives_head_dim() -> None:
+    data = imported("olmo-3-7b")
+    assert [(g["kind"], g["layers"], g["where"]) for g in data["layer_groups"]] == [
+        ("sliding_window", 24, "i % 4 != 3: 0-2, 4-6, 8-10, ..., 24-26, 28-30"),
+        ("attention", 8, "i % 4 == 3: 3, 7, 11, ..., 31"),
+    ]
+    assert data["layer_groups"][0]["window"] == 4096
+    assert {g["kv_heads"] for g in data["layer_groups"]} == {32}
+    assert {g["head_dim"] for g in data["layer_groups"]} == {128}
+    assert "derived as hidden_size / num_attention_heads = 4096 / 32 = 128" in data["notes"]
+    assert (data["dtype"], data["max_context_tokens"]) == ("bf16", 65536)
+    assert data["architecture"] == "MHA, 24 sliding window (4096) and 8 full attention layers"
+
+
+def test_olmo3_bytes_with_windows_filled() -> None:
+    # per token: 32 layers x 32 kv heads x (128 + 128) x 2 B = 32 x 16,384 = 524,288 B/token
+    # at 65,536 tokens: 24 sliding layers hold 4,096 tokens, 8 full layers hold 65,536:
+    #   24 x 16,384 x 4,096 + 8 x 16,384 x 65,536 = 1,610,612,736 + 8,589,934,592
+    #   = 10,200,547,328 B
+    result = report("olmo-3-7b", "bf16", 65536)
+    assert result.bytes_per_token == 524288
+    assert result.kv_bytes_at_context == 10200547328
+
+
+def test_olmo3_without_layer_types_makes_every_fourth_layer_full() -> None:
+    cfg = config("olmo-3-7b")
+    del cfg["layer_types"]
+    data = imported("olmo-3-7b", cfg)
+    assert data["layer_groups"] == imported("olmo-3-7b")["layer_groups"]
+    assert "(i + 1) % 4 == 0" in data["notes"]
+    del cfg["sliding_window"]
+    with pytest.raises(ConfigError, match="config has no sliding_window"):
+        imported("olmo-3-7b", cfg)
+
+
+def unknown_family(**changes: Any) -> dict[str, Any]:
+    """The OLMo 3 config under a model_type import does not know, with head_dim stated."""
+    cfg = config("olmo-3-7b")
+    cfg.update(model_type="someone_elses_lm", head_dim=128)
+    cfg.update(changes)
+    return cfg
+
+
+def test_any_model_type_is_read_through_layer_types() -> None:
+    data = model_data_from_hf_config(unknown_family(), "other")
+    assert data["layer_groups"] == imported("olmo-3-7b")["layer_groups"]
+    assert "read through its layer_types alone" in data["notes"]
+    assert "derived" not in data["notes"]
+
+
+def test_any_model_type_must_state_head_dim_and_kv_heads() -> None:
+    for field in ("head_dim", "num_key_value_heads"):
+        cfg = unknown_family()
+        del cfg[field]
+        with pytest.raises(ConfigError) as raised:
+            model_data_from_hf_config(cfg, "other")
+        message = str(raised.value)
+        assert message.startswith(f"config has no {field} (needed for model_type someone_elses_lm)")
+        assert "its default is not assumed" in message
+        assert "write models/<id>.yaml by hand" in message
+    cfg = unknown_family()
+    del cfg["sliding_window"]
+    with pytest.raises(ConfigError, match="config has no sliding_window"):
+        model_data_from_hf_config(cfg, "other")
+
+
+def test_any_model_type_takes_only_full_and_sliding_layers() -> None:
+    cfg = unknown_family(layer_types=["full_attention"] * 31 + ["linear_attention"])
+    with pytest.raises(ConfigError) as raised:
+        model_data_from_hf_config(cfg, "other")
+    message = str(raised.value)
+    assert "layer_types[31] is 'linear_attention'" in message
+    assert "supported: full_attention, sliding_attention" in message
+    assert "write models/<id>.yaml by hand, following schema/model.schema.json" in message
+
+
+def test_unknown_model_type_without_layer_types_says_which_keys_it_needs() -> None:
+    cfg = unknown_family()
+    del cfg["layer_types"]
+    with pytest.raises(ConfigError) as raised:
+        model_data_from_hf_config(cfg, "other")
+    message = str(raised.value)
+    assert message.startswith("unknown model_type 'someone_elses_lm' and no layer_types")
+    for needed in (
+        "num_hidden_layers",
+        "layer_types",
+        "sliding_window",
+        "num_key_value_heads",
+        "head_dim",
+    ):
+        assert needed in message.split("is read when it has", 1)[1]
+    assert "write models/<id>.yaml by hand" in message
+
+
+def test_command_writes_a_file_that_validates_and_refuses_to_overwrite(empty_dataset: Path) -> None:
+    config_path = CONFIGS / "no_model_file" / "olmo-3-7b.json"
+    done = run_cli("model", "import-hf", str(config_path), "--id", "olmo-3-7b", cwd=empty_dataset)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout == (
+        "wrote models/olmo-3-7b.yaml; check it with: kvrecords validate models/olmo-3-7b.yaml\n"
+    )
+    checked = run_cli("validate", "models/olmo-3-7b.yaml", cwd=empty_dataset)
+    assert (checked.returncode, checked.stdout) == (0, "1 file checked, no problems\n")
+    formatted = run_cli("fmt", "--check", "models/olmo-3-7b.yaml", cwd=empty_dataset)
+    assert formatted.returncode == 0, formatted.stdout
+    again = run_cli("model", "import-hf", str(config_path), "--id", "olmo-3-7b", cwd=empty_dataset)
+    assert again.returncode == 2
+    assert "exists; remove it first or choose another id" in again.stderr
+
+
+def test_command_names_the_missing_key_and_the_way_by_hand(empty_dataset: Path) -> None:
+    cfg = unknown_family()
+    del cfg["head_dim"]
+    path = empty_dataset / "config.json"
+    path.write_text(json.dumps(cfg), encoding="utf-8")
+    done = run_cli("model", "import-hf", str(path), "--id", "other", cwd=empty_dataset)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"kvrecords: {path}: config has no head_dim")
+    assert "write models/<id>.yaml by hand" in done.stderr
+    assert not (empty_dataset / "models" / "other.yaml").exists()

@@ -306,7 +306,7 @@ def test_warnings_fail_only_with_strict(tmp_path: Path) -> None:
     relaxed = run_cli("validate", cwd=root)
     assert relaxed.returncode == 0, relaxed.stdout + relaxed.stderr
     assert "KV701" in relaxed.stdout and "[warning]" in relaxed.stdout
-    assert "0 errors, 1 warnings" in relaxed.stdout
+    assert "0 errors, 1 warning in 1 file" in relaxed.stdout
     strict = run_cli("validate", "--strict", cwd=root)
     assert strict.returncode == 1, strict.stdout + strict.stderr
 

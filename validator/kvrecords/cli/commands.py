@@ -18,6 +18,7 @@ import click
 from kvrecords.cli.common import dataset_root as _root
 from kvrecords.cli.common import fail as _fail
 from kvrecords.cli.common import run_validate
+from kvrecords.runner.reporters import counted
 
 FORMATS = ("text", "json", "github")
 # arithmetic.LAYER_BASES, repeated here so that the command line starts without the library
@@ -54,6 +55,29 @@ VLLM_KV_CACHE_DTYPES = (
 )
 SGLANG_KV_CACHE_DTYPES = ("auto", "fp8_e4m3", "fp8_e5m2")
 KV_CACHE_DTYPES = VLLM_KV_CACHE_DTYPES
+# hf_import.SUPPORTED_MODEL_TYPES, for import-hf's help (tests/test_import_hf.py ties them)
+HF_MODEL_TYPES = (
+    "deepseek_v2",
+    "deepseek_v3",
+    "falcon_h1",
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
+    "gpt_oss",
+    "jamba",
+    "kimi_k2",
+    "llama",
+    "mistral",
+    "mixtral",
+    "nemotron_h",
+    "olmo3",
+    "phi3",
+    "qwen2",
+    "qwen2_moe",
+    "qwen3",
+    "qwen3_moe",
+    "qwen3_next",
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -70,7 +94,8 @@ def _clean_root() -> Path:
     errors = [p for p in run(root).problems if p.severity == "error"]
     if errors:
         click.echo(
-            f"kvrecords: the dataset has {len(errors)} errors; run kvrecords validate", err=True
+            f"kvrecords: the dataset has {counted(len(errors), 'error')}; run kvrecords validate",
+            err=True,
         )
         sys.exit(1)
     return root
@@ -552,7 +577,7 @@ def fmt(paths: tuple[Path, ...], check: bool) -> None:
     for display in changed:
         click.echo(f"{'would reformat' if check else 'formatted'} {display}")
     verb = "would be reformatted" if check else "reformatted"
-    click.echo(f"{len(targets)} files checked, {len(changed)} {verb}")
+    click.echo(f"{counted(len(targets), 'file')} checked, {len(changed)} {verb}")
     sys.exit(1 if refused or (check and changed) else 0)
 
 
@@ -680,7 +705,7 @@ def export(output_format: str, output: Path | None) -> None:
         from kvrecords.dataset.atomic import write_atomically
 
         write_atomically(output, text)
-        click.echo(f"wrote {len(table)} records to {output}", err=True)
+        click.echo(f"wrote {counted(len(table), 'record')} to {output}", err=True)
 
 
 @cli.group()
@@ -714,7 +739,18 @@ def model() -> None:
     """Model geometry files."""
 
 
-@model.command("import-hf")
+@model.command(
+    "import-hf",
+    help=(
+        "Write models/<ID>.yaml from a Hugging Face config.json, as kvrecords fmt writes it.\n\n"
+        "Model types read by their own rules (head_dim, kv heads, windows, layer kinds as "
+        f"transformers builds them): {', '.join(HF_MODEL_TYPES)}. A config of any other type "
+        "is read through its layer_types (full_attention, sliding_attention) when it also states "
+        "num_hidden_layers, sliding_window, num_key_value_heads and head_dim. Otherwise the "
+        "error names the missing key; the file can always be written by hand "
+        "(schema/model.schema.json, docs/conventions.md). Refuses to overwrite a file."
+    ),
+)
 @click.argument(
     "config_path",
     metavar="CONFIG.json",
@@ -734,11 +770,7 @@ def model() -> None:
 def import_hf(
     config_path: Path, model_id: str, source_url: str | None, citation: str | None, to_stdout: bool
 ) -> None:
-    """Write models/<ID>.yaml from a Hugging Face config.json.
-
-    Honours an explicit head_dim, layer_types, sliding_window with use_sliding_window,
-    full-attention intervals, MLA fields and Mamba fields. Refuses to overwrite a file.
-    """
+    from kvrecords.tools.fmt import load_schema
     from kvrecords.tools.hf_import import model_yaml_from_hf_config
 
     try:
@@ -747,9 +779,14 @@ def import_hf(
         _fail(f"{config_path}: not a readable JSON config: {error}")
     if not isinstance(config, dict):
         _fail(f"{config_path}: the config must be a JSON object")
+    root = _root()
     try:
         text = model_yaml_from_hf_config(
-            config, model_id, source_url=source_url, source_citation=citation
+            config,
+            model_id,
+            load_schema(root, "model"),
+            source_url=source_url,
+            source_citation=citation,
         )
     except ValueError as error:
         _fail(f"{config_path}: {error}")
@@ -758,7 +795,6 @@ def import_hf(
         return
     from kvrecords.dataset.atomic import create_new
 
-    root = _root()
     target = root / "models" / f"{model_id}.yaml"
     try:
         create_new(target, text)

@@ -8,13 +8,22 @@ from collections.abc import Callable, Sequence
 from kvrecords.problems import Problem
 
 
+def counted(number: int, noun: str) -> str:
+    """``1 file``, ``2 files``: a count with its noun in the right number."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def _summary(problems: Sequence[Problem], files_checked: int) -> str:
     errors = sum(1 for p in problems if p.severity == "error")
     warnings = len(problems) - errors
     files = len({p.path for p in problems})
+    checked = f"{counted(files_checked, 'file')} checked"
     if not problems:
-        return f"{files_checked} files checked, no problems"
-    return f"{files_checked} files checked: {errors} errors, {warnings} warnings in {files} files"
+        return f"{checked}, no problems"
+    return (
+        f"{checked}: {counted(errors, 'error')}, {counted(warnings, 'warning')} "
+        f"in {counted(files, 'file')}"
+    )
 
 
 def text(problems: Sequence[Problem], files_checked: int) -> str:

@@ -154,6 +154,15 @@ def format_text(
     return _format_document(document, schema, schema_ref or DEFAULT_SCHEMA_REFS[kind])
 
 
+def format_data(data: dict[str, Any], kind: str, schema: dict[str, Any]) -> str:
+    """The canonical text of a new file's data (what ``new`` and ``model import-hf`` write)."""
+    from ruamel.yaml import YAML
+
+    stream = io.StringIO()
+    YAML(typ="rt").dump(data, stream)
+    return format_text(stream.getvalue(), kind, schema)
+
+
 def _format_document(original: Document, schema: dict[str, Any], schema_ref: str) -> str:
     from ruamel.yaml import YAML
 

@@ -11,7 +11,6 @@ The text comes back in the canonical format (``format_text`` leaves it unchanged
 from __future__ import annotations
 
 import difflib
-import io
 from collections.abc import Iterator
 from decimal import Decimal
 from fractions import Fraction
@@ -42,7 +41,7 @@ from kvrecords.kv.arithmetic import (
 )
 from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent
 from kvrecords.kv.units import BYTE_UNITS, format_in_unit
-from kvrecords.tools.fmt import format_text, load_schema
+from kvrecords.tools.fmt import format_data, load_schema
 
 TODO_REASON = "TODO: fill from the source or give the reason it is not stated"
 _MAX_SLUG = 120 - len(f"{RECORD_PREFIX}/")  # the schema caps the id at 120 characters
@@ -114,7 +113,7 @@ def scaffold_record(
         engine=engine,
         engine_version=engine_version,
     )
-    text = format_text(_dump(record), "record", load_schema(root, "record"))
+    text = format_data(record, "record", load_schema(root, "record"))
     _check_schema(root, text)
     return text
 
@@ -281,15 +280,6 @@ def _null_fields(value: Any, prefix: str) -> Iterator[str]:
     elif isinstance(value, list):
         for index, child in enumerate(value):
             yield from _null_fields(child, f"{prefix}[{index}]")
-
-
-def _dump(record: dict[str, Any]) -> str:
-    from ruamel.yaml import YAML
-
-    yaml = YAML(typ="rt")
-    stream = io.StringIO()
-    yaml.dump(record, stream)
-    return stream.getvalue()
 
 
 # ---- the explanation ------------------------------------------------------------------------
