@@ -708,6 +708,38 @@ def export(output_format: str, output: Path | None) -> None:
         click.echo(f"wrote {counted(len(table), 'record')} to {output}", err=True)
 
 
+@cli.command()
+@click.option(
+    "--base",
+    "base_ref",
+    required=True,
+    help="The git revision to compare with (a branch, tag or commit; never checked out).",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["markdown", "json"]),
+    default="markdown",
+    show_default=True,
+)
+def review(base_ref: str, output_format: str) -> None:
+    """What the working tree changes in the dataset since BASE, for reviewers.
+
+    Records added, changed (field by field) and removed, each with the validator's
+    recomputation; for a changed model or hardware file, every record linking it whose
+    derived figures move, old and new. The base is read through git.
+    """
+    from kvrecords.tools.review import review as compare_with
+    from kvrecords.tools.review_report import to_json, to_markdown
+    from kvrecords.tools.revision import RevisionError
+
+    try:
+        found = compare_with(_root(), base_ref)
+    except RevisionError as error:
+        _fail(str(error))
+    click.echo((to_json if output_format == "json" else to_markdown)(found), nl=False)
+
+
 @cli.group()
 def site() -> None:
     """The static web site of the dataset."""

@@ -1,0 +1,237 @@
+"""``kvrecords review --base REF``: what a change does to the dataset, read against git."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import copy_dataset, run_cli
+from kvrecords.tools.review_report import MARKER, _code
+from kvrecords.tools.revision import RevisionError, _safe_path
+
+SEED = "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml"
+SEED_ID = "kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090"
+Q4_ID = "kv-efficiency/llamacpp-qwen38-27b-q4-rtx3090-128k"
+MODEL = "models/qwen3-8-27b.yaml"
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=Reviewer", "-c", "user.email=reviewer@example.org", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository holding the dataset, everything committed on ``main``."""
+    root = copy_dataset(tmp_path / "repo")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "the dataset")
+    return root
+
+
+def review(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return run_cli("review", "--base", "main", *args, cwd=repo)
+
+
+def review_json(repo: Path) -> dict:  # type: ignore[type-arg]
+    result = review(repo, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def add_copy_of_seed(repo: Path, slug: str) -> str:
+    text = (repo / SEED).read_text(encoding="utf-8")
+    path = f"records/kv-efficiency/{slug}.yaml"
+    (repo / path).write_text(text.replace(f"id: {SEED_ID}", f"id: kv-efficiency/{slug}"))
+    return path
+
+
+def test_an_added_record_and_a_changed_model(repo: Path) -> None:
+    """The issue's case: a commit adds a record and changes a model file."""
+    model = repo / MODEL
+    model.write_text(model.read_text().replace("kv_heads: 4", "kv_heads: 8", 1))
+    add_copy_of_seed(repo, "second-look")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a record, and the model corrected")
+    git(repo, "tag", "after")
+    result = run_cli("review", "--base", "after~1", "--format", "json", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["counts"]["records_added"] == 1
+    assert data["counts"]["models_changed"] == 1
+    (model_change,) = data["dependencies"]
+    assert model_change["path"] == MODEL
+    assert model_change["fields"] == [
+        {
+            "field": "layer_groups[0].kv_heads",
+            "old": 4,
+            "new": 8,
+            "old_text": "4",
+            "new_text": "8",
+        }
+    ]
+    assert set(model_change["dependents"]) == {SEED_ID, Q4_ID, "kv-efficiency/second-look"}
+    by_id = {r["id"]: r for r in data["records"]}
+
+    added = by_id["kv-efficiency/second-look"]
+    assert added["change"] == "added" and added["old"] is None
+    figures = {f"{f['basis']} {f['name']}": f for f in added["new"]["figures"]}
+    # 16 layers x 8 kv heads x (256 + 256) x 2 B = 131,072 B; x 150,000 = 19,660,800,000 B
+    assert figures["main basis bytes_per_token"]["stated"] == "65536"
+    assert figures["main basis bytes_per_token"]["recomputed"] == "131,072 B"
+    assert figures["main basis kv_at_context"]["recomputed"] == "19,660,800,000 B (18.31 GiB)"
+    assert any(" KV301 " in p for p in added["new"]["problems"])
+    assert added["explanation"].startswith("records/kv-efficiency/second-look.yaml")
+
+    seed = by_id[SEED_ID]
+    assert seed["change"] == "moved" and seed["because"] == [MODEL] and seed["fields"] == []
+    moved = {m["what"]: (m["old"], m["new"]) for m in seed["moved"]}
+    # before: 16 x 4 x 512 x 2 = 65,536 B/token, x 150,000 = 9,830,400,000 B (9.16 GiB)
+    assert moved["main basis bytes_per_token"] == ("65,536 B", "131,072 B")
+    assert moved["main basis kv_at_context"] == (
+        "9,830,400,000 B (9.16 GiB)",
+        "19,660,800,000 B (18.31 GiB)",
+    )
+    # 64 layers as full attention: 64 x 4 x 512 x 2 = 262,144 B/token, doubled by 8 heads
+    assert moved["alternatives[0] bytes_per_token"] == ("262,144 B", "524,288 B")
+    assert by_id[Q4_ID]["change"] == "moved"
+
+    markdown = run_cli("review", "--base", "after~1", cwd=repo).stdout
+    assert markdown.startswith(MARKER + "\n## Dataset review")
+    assert "1 record added" in markdown and "the derived figures of 2 records move" in markdown
+    assert (
+        f"| `{SEED_ID}` | `main basis bytes_per_token` | `65,536 B` | `131,072 B` | `{MODEL}` |"
+        in markdown
+    )
+    assert "| `layer_groups[0].kv_heads` | `4` | `8` |" in markdown
+    assert "3 records link it; the derived figures of 2 of them move" in markdown
+
+
+def test_a_hardware_change_moves_the_margins_of_the_records_on_it(repo: Path) -> None:
+    hardware = repo / "hardware/rtx-5090.yaml"
+    hardware.write_text(hardware.read_text().replace("usable_gib: 31.84", "usable_gib: 63.68"))
+    data = review_json(repo)
+    (change,) = data["dependencies"]
+    assert change["kind"] == "hardware" and SEED_ID in change["dependents"]
+    (seed,) = [r for r in data["records"] if r["id"] == SEED_ID]
+    moved = {m["what"]: (m["old"], m["new"]) for m in seed["moved"]}
+    # weights 27e9 x 4 bits / 8 = 13,500,000,000 B, KV 9,830,400,000 B: 23,330,400,000 B.
+    # 31.84 GiB = 34,187,939,676 B: 68.2%; 63.68 GiB = 68,375,879,352 B: 34.1%.
+    assert moved["KV701 fit"] == ("68% (ok)", "34% (ok)")
+    # the claim that the 36.6 GiB alternative does not fit: 13.5e9 + 39,321,600,000 B
+    # = 52,821,600,000 B is 154.5% of 31.84 GiB and 77.3% of 63.68 GiB, so now it fits
+    assert moved["KV704 fit claim [1] (does not fit)"] == ("155% (ok)", "77% (violated)")
+    untouched = [r["id"] for r in data["records"]]
+    assert untouched == [SEED_ID]  # the other record on the card declares nothing that moves
+
+
+def test_a_changed_record_field_by_field_and_a_removed_one(repo: Path) -> None:
+    seed = repo / SEED
+    seed.write_text(seed.read_text().replace("kv_at_context: 9.16 GiB", "kv_at_context: 9.160 GiB"))
+    (repo / "records/kv-efficiency/llamacpp-qwen38-27b-q4-rtx3090-128k.yaml").unlink()
+    data = review_json(repo)
+    by_id = {r["id"]: r for r in data["records"]}
+    changed = by_id[SEED_ID]
+    assert changed["change"] == "changed"
+    # the value is a string as written; the precision it was written with is what changed
+    assert [(f["field"], f["old_text"], f["new_text"]) for f in changed["fields"]] == [
+        ("kv_bytes_basis.kv_at_context", "9.16 GiB", "9.160 GiB")
+    ]
+    # 9,830,400,000 B / 2^30 = 9.1553 GiB: right at two decimals, wrong at three
+    assert changed["moved"] == [] and changed["old"]["problems"] == []
+    assert [p.split(" ", 2)[1] for p in changed["new"]["problems"]] == ["KV302"]
+    removed = by_id[Q4_ID]
+    assert removed["change"] == "removed" and removed["new"] is None
+    assert removed["old"]["derived"] is True
+    assert data["counts"] == {
+        "records_added": 0,
+        "records_changed": 1,
+        "records_removed": 1,
+        "records_moved": 0,
+        "models_changed": 0,
+        "hardware_changed": 0,
+        "schemas_changed": 0,
+    }
+
+
+def test_nothing_changed_and_the_working_tree_is_left_alone(repo: Path) -> None:
+    (repo / "records/kv-efficiency/untracked.txt").write_text("not a record\n")
+    status = git(repo, "status", "--porcelain")
+    head = git(repo, "rev-parse", "HEAD")
+    result = review(repo)
+    assert result.returncode == 0, result.stderr
+    assert "no record, model, hardware or schema file changed" in result.stdout
+    assert git(repo, "status", "--porcelain") == status
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert git(repo, "stash", "list") == ""
+
+
+def test_a_record_broken_in_the_working_tree_is_reviewed_not_crashed_on(repo: Path) -> None:
+    seed = repo / SEED
+    seed.write_text(seed.read_text().replace("confidence: 0.62", "confidence: [unclosed"))
+    data = review_json(repo)
+    (record,) = data["records"]
+    assert record["new"]["derived"] is False
+    assert record["new"]["problems"][0].split(" ")[1].startswith("KV0")
+
+
+def test_a_stranger_s_markdown_stays_inside_code_spans(repo: Path) -> None:
+    seed = repo / SEED
+    hostile = "see <img src=x onerror=alert(1)> and @maintainer | [link](https://evil.example)"
+    text = seed.read_text()
+    seed.write_text(text.replace("\ntitle: ", f"\ntitle: '{hostile}' # ", 1))
+    markdown = review(repo).stdout
+    assert "<img" not in markdown.replace("`see <img", "")
+    row = next(line for line in markdown.splitlines() if line.startswith("| `title`"))
+    assert row.endswith(
+        "| `see <img src=x onerror=alert(1)> and @maintainer \\| [link](https://evil.example)` |"
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "cell"),
+    [
+        (None, "-"),
+        ("a | b", "`a \\| b`"),
+        ("two\nlines", "`two lines`"),
+        ("has `ticks`", "`` has `ticks` ``"),
+        ("x" * 200, "`" + "x" * 159 + "…`"),
+    ],
+)
+def test_cells(value: str | None, cell: str) -> None:
+    assert _code(value) == cell
+
+
+def test_bad_revisions_and_folders_outside_git(repo: Path, tmp_path: Path) -> None:
+    result = run_cli("review", "--base", "no-such-branch", cwd=repo)
+    assert result.returncode == 2
+    assert "'no-such-branch' names no commit" in result.stderr and "Traceback" not in result.stderr
+    assert run_cli("review", "--base", "--help", cwd=repo).returncode == 2
+    outside = copy_dataset(tmp_path / "plain", with_records=False)
+    result = run_cli("review", "--base", "main", cwd=outside)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def test_a_symlink_in_the_base_is_not_followed(repo: Path) -> None:
+    (repo / "records/kv-efficiency/link.yaml").symlink_to("/etc/hostname")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a link")
+    (repo / "records/kv-efficiency/link.yaml").unlink()
+    data = review_json(repo)
+    assert [r["id"] for r in data["records"]] == []  # the base's link was never written out
+
+
+@pytest.mark.parametrize("name", ["../escape.yaml", "/etc/passwd", "records/../../x", "a/.git/b"])
+def test_tree_paths_that_leave_the_destination_are_refused(name: str) -> None:
+    with pytest.raises(RevisionError):
+        _safe_path(name)
