@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import copy_dataset, run_cli
+from conftest import REPO, copy_dataset, run_cli
+from kvrecords.dataset.document import Document, read_document
 from kvrecords.tools.review_report import MARKER, _code
 from kvrecords.tools.revision import RevisionError, _safe_path
 
@@ -235,3 +236,33 @@ def test_a_symlink_in_the_base_is_not_followed(repo: Path) -> None:
 def test_tree_paths_that_leave_the_destination_are_refused(name: str) -> None:
     with pytest.raises(RevisionError):
         _safe_path(name)
+
+
+def _workflow(name: str) -> dict:  # type: ignore[type-arg]
+    path = REPO / ".github" / "workflows" / name
+    document = read_document(path, name)
+    assert isinstance(document, Document)
+    return document.data  # type: ignore[no-any-return]
+
+
+def test_the_workflows_post_the_review_without_running_a_fork_s_code() -> None:
+    gate = _workflow("lint.yml")
+    review_job = gate["jobs"]["review"]
+    assert review_job["permissions"] == {"contents": "read"}
+    assert any(
+        "kvrecords review --base HEAD^1" in step.get("run", "") for step in review_job["steps"]
+    )
+    assert any("$GITHUB_STEP_SUMMARY" in step.get("run", "") for step in review_job["steps"])
+    commenter = _workflow("review-comment.yml")
+    assert commenter["on"] == {
+        "workflow_run": {"workflows": [gate["name"]], "types": ["completed"]}
+    }
+    assert commenter["permissions"] == {}
+    (job,) = commenter["jobs"].values()
+    assert job["permissions"] == {"actions": "read", "pull-requests": "write"}
+    uses = [step.get("uses", "") for step in job["steps"]]
+    assert not any(step.get("run") for step in job["steps"])  # nothing of the pull request runs
+    assert not any(u.startswith("actions/checkout") for u in uses)
+    script = job["steps"][-1]["with"]["script"]
+    assert f'const marker = "{MARKER}";' in script
+    assert "pull.head.sha !== run.head_sha" in script
