@@ -251,6 +251,21 @@ def test_seed_record_page_keeps_its_hit_rate_and_four_days(site: Path) -> None:
     assert "decode (tokens/s) not stated The post does not publish decode tokens/s." in text
 
 
+def test_a_null_setup_or_source_field_says_why_where_it_stands(site: Path) -> None:
+    text = parse(site / "records" / f"{SEED}.html").text
+    for shown in (
+        "engine version not stated : The post does not name the vLLM version or build.",
+        "concurrency not stated : The post does not state the concurrency of the replay.",
+        "link not stated : The figures were recorded without the post's URL.",
+        "locator not stated : The post is short; the figures are not tied to a section or table.",
+    ):
+        assert shown in text
+    # a stated locator is shown as written
+    source = record_data("kv-efficiency/deepseek-v2-mla-8xh800")["methodology"]["source"]
+    text = parse(site / "records" / "deepseek-v2-mla-8xh800.html").text
+    assert f"locator {words(source['locator'])} citation" in text
+
+
 # ---------------------------------------------------------------- the reader's view by hardware
 
 

@@ -199,6 +199,26 @@ def test_record_link_opens_the_recomputation(browser: WebDriver, site: Path) -> 
     assert _severe(browser) == []
 
 
+def test_record_page_shows_notes_and_why_each_null_is_null(browser: WebDriver, site: Path) -> None:
+    browser.get((site / "records" / "vllm-qwen38-27b-apc-150k-rtx5090.html").as_uri())
+    headings = [h.text for h in browser.find_elements(By.TAG_NAME, "h2")]
+    for heading in ("Workload", "Results", "Further observations", "Notes", "Confidence"):
+        assert heading in headings
+    notes = browser.find_element(By.XPATH, "//h2[.='Notes']/following-sibling::p[1]")
+    assert notes.is_displayed()
+    assert "43-45 percent hit over four days" in notes.text
+    reasons = browser.find_elements(By.CSS_SELECTOR, "table.not-stated tbody tr")
+    shown = {row.find_element(By.TAG_NAME, "code").text: row.text for row in reasons}
+    assert all(row.is_displayed() for row in reasons)
+    assert (
+        "The post does not name the vLLM version or build." in shown["methodology.engine.version"]
+    )
+    assert "not tied to a section or table" in shown["methodology.source.locator"]
+    locator = browser.find_element(By.XPATH, "//dt[.='locator']/following-sibling::dd[1]")
+    assert locator.text.startswith("not stated: The post is short")
+    assert _severe(browser) == []
+
+
 def test_overview_charts_have_size_and_screenshot(browser: WebDriver, site: Path) -> None:
     _open_index(browser, site)
     for ident in ("chart-bytes-per-token", "chart-ttft", "chart-decode"):

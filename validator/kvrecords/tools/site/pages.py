@@ -132,6 +132,7 @@ class Pages:
             record=entry,
             row=entry.row,
             methodology=entry.data["methodology"],
+            reasons=entry.reasons,
         )
 
     def model(self, entry: ModelEntry) -> str:
