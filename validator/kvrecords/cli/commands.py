@@ -755,7 +755,8 @@ def site() -> None:
 )
 def site_build(out: Path) -> None:
     """Write a static site: index.html (sortable, filterable table and overview charts), one
-    page per record (with the validator's recomputation) and one per model.
+    page per record (with the validator's recomputation), one per model, and one per
+    accelerator class ranking what each technique bought on it.
 
     Refused (exit 1) while the dataset has errors: run kvrecords validate.
     """
