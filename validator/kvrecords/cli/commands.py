@@ -582,8 +582,8 @@ def fmt(paths: tuple[Path, ...], check: bool) -> None:
 
 
 @cli.command()
-@click.option("--slug", required=True, help="The record's slug: records/kv-efficiency/<slug>.yaml.")
-@click.option("--model", "model_id", required=True, help="Model id from models/.")
+@click.option("--slug", help="The record's slug: records/kv-efficiency/<slug>.yaml.")
+@click.option("--model", "model_id", help="Model id from models/.")
 @click.option("--dtype", default="bf16", show_default=True, help="KV element type.")
 @click.option(
     "--dtype-stated/--dtype-assumed",
@@ -615,9 +615,17 @@ def fmt(paths: tuple[Path, ...], check: bool) -> None:
 @click.option("--count", type=click.IntRange(min=1), help="Number of accelerators.")
 @click.option("--engine", default="vllm", show_default=True, help="Engine name, lowercase.")
 @click.option("--engine-version", help="Engine version as stated.")
+@click.option(
+    "--from-issue",
+    "issue_body",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Draft the record from the body of an issue opened with the 'Submit a measurement' "
+    "form (.github/ISSUE_TEMPLATE/record.yml), saved to a file; options given beside it win "
+    "over the issue's answers.",
+)
 def new(
-    slug: str,
-    model_id: str,
+    slug: str | None,
+    model_id: str | None,
     dtype: str,
     dtype_stated: bool,
     context_tokens: int | None,
@@ -629,15 +637,22 @@ def new(
     count: int | None,
     engine: str,
     engine_version: str | None,
+    issue_body: Path | None,
 ) -> None:
     """Scaffold a record with its KV arithmetic already computed from the model.
 
     Measured fields are null and listed under not_stated with a TODO reason; fill them from
-    the source. Never overwrites an existing file.
+    the source. With --from-issue, the issue's answers fill what they can, and an answer that
+    cannot be recorded as written is quoted in a TODO. Never overwrites an existing file.
     """
     from kvrecords.tools.scaffold import scaffold_record, write_scaffold
 
     root = _root()
+    if issue_body is not None:
+        _new_from_issue(root, issue_body)
+        return
+    if slug is None or model_id is None:
+        _fail("give --slug and --model, or --from-issue FILE")
     try:
         text = scaffold_record(
             root,
@@ -658,11 +673,58 @@ def new(
         path = write_scaffold(root, slug, text)
     except (ValueError, FileExistsError) as error:
         _fail(str(error))
+    _wrote_scaffold(root, path)
+
+
+def _wrote_scaffold(root: Path, path: Path) -> None:
     shown = path.relative_to(root).as_posix()
     click.echo(f"wrote {shown}")
     click.echo(
         f"fill the TODOs and nulls from the source, then: kvrecords fmt {shown} && kvrecords validate {shown}"
     )
+
+
+# new's options by the ScaffoldInputs field each one sets
+_SCAFFOLD_OPTIONS = {
+    "slug": "slug",
+    "model_id": "model_id",
+    "dtype": "dtype",
+    "dtype_stated": "dtype_stated",
+    "context_tokens": "context_tokens",
+    "layers_counted": "layers_counted",
+    "source_url": "source_url",
+    "publisher": "publisher",
+    "techniques": "techniques",
+    "accelerator": "accelerator",
+    "count": "accelerator_count",
+    "engine": "engine",
+    "engine_version": "engine_version",
+}
+
+
+def _new_from_issue(root: Path, issue_body: Path) -> None:
+    from click.core import ParameterSource
+
+    from kvrecords.tools.issue_form import IssueFormError, read_issue_body
+    from kvrecords.tools.scaffold import scaffold_from_issue, write_scaffold
+
+    context = click.get_current_context()
+    overrides = {
+        field: context.params[option]
+        for option, field in _SCAFFOLD_OPTIONS.items()
+        if context.get_parameter_source(option) == ParameterSource.COMMANDLINE
+    }
+    if "techniques" in overrides:
+        overrides["techniques"] = list(overrides["techniques"])
+    try:
+        answers = read_issue_body(issue_body)
+        slug, text = scaffold_from_issue(root, answers, overrides)
+        path = write_scaffold(root, slug, text)
+    except IssueFormError as error:
+        _fail(str(error))
+    except (ValueError, FileExistsError) as error:
+        _fail(f"{issue_body}: {error}")
+    _wrote_scaffold(root, path)
 
 
 @cli.command()

@@ -11,14 +11,16 @@ The text comes back in the canonical format (``format_text`` leaves it unchanged
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from fractions import Fraction
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kvrecords.dataset.atomic import create_new
-from kvrecords.dataset.document import Document, parse_document
+from kvrecords.dataset.document import Document, parse_document, read_document
 from kvrecords.dataset.layout import (
     HARDWARE_DIR,
     ID_PATTERN,
@@ -42,6 +44,17 @@ from kvrecords.kv.arithmetic import (
 from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent
 from kvrecords.kv.units import BYTE_UNITS, format_in_unit
 from kvrecords.tools.fmt import format_data, load_schema
+from kvrecords.tools.issue_form import (
+    DECODE_RATE_SCOPES,
+    choices,
+    date,
+    figure,
+    lines_of,
+    one_line,
+    paragraph,
+    url,
+    whole_number,
+)
 
 TODO_REASON = "TODO: fill from the source or give the reason it is not stated"
 _MAX_SLUG = 120 - len(f"{RECORD_PREFIX}/")  # the schema caps the id at 120 characters
@@ -58,6 +71,24 @@ def scaffold_path(root: Path, slug: str) -> Path:
     """Where the record ``kv-efficiency/<slug>`` lives; ``ValueError`` for a malformed slug."""
     _check_slug(slug)
     return root / RECORDS_DIR / RECORD_PREFIX / f"{slug}.yaml"
+
+
+class ScaffoldInputs(NamedTuple):
+    """What a scaffold is made from (the options of ``kvrecords new``)."""
+
+    slug: str
+    model_id: str
+    dtype: str
+    dtype_stated: bool
+    context_tokens: int | None
+    layers_counted: str
+    source_url: str | None
+    publisher: str
+    techniques: list[str]
+    accelerator: str | None
+    accelerator_count: int | None
+    engine: str
+    engine_version: str | None
 
 
 def scaffold_record(
@@ -81,38 +112,54 @@ def scaffold_record(
 
     ``FileExistsError`` when the record already exists: a scaffold never replaces one.
     """
-    path = scaffold_path(root, slug)
+    inputs = ScaffoldInputs(
+        slug,
+        model_id,
+        dtype,
+        dtype_stated,
+        context_tokens,
+        layers_counted,
+        source_url,
+        publisher,
+        techniques,
+        accelerator,
+        count,
+        engine,
+        engine_version,
+    )
+    return _finish(root, *_draft(root, inputs))
+
+
+def _draft(root: Path, inputs: ScaffoldInputs) -> tuple[dict[str, Any], dict[str, str]]:
+    """The record's data, checked input by input, and the reasons of the nulls it explains."""
+    path = scaffold_path(root, inputs.slug)
     if path.exists() or path.is_symlink():
         raise FileExistsError(
             f"{path.relative_to(root).as_posix()} already exists; choose another slug"
         )
-    model, model_display = _load_model(root, model_id)
+    model, model_display = _load_model(root, inputs.model_id)
+    layers_counted, context_tokens = inputs.layers_counted, inputs.context_tokens
     if layers_counted not in LAYER_BASES:
         raise ValueError(f"layers_counted {layers_counted!r}: one of {', '.join(LAYER_BASES)}")
     if context_tokens is not None and (isinstance(context_tokens, bool) or context_tokens < 1):
         raise ValueError(f"context_tokens {context_tokens!r}: a positive number of tokens, or None")
-    _check_accelerator(root, accelerator)
-    element = parse_element_type(dtype)  # ValueError lists the valid forms
+    _check_accelerator(root, inputs.accelerator)
+    element = parse_element_type(inputs.dtype)  # ValueError lists the valid forms
     report = basis_report(
         model,
         {"dtype": element.name, "context_tokens": context_tokens, "layers_counted": layers_counted},
     )
-    record = _record(
-        slug=slug,
-        model_id=model_id,
-        model_display=model_display,
-        model=model,
-        report=report,
-        dtype_stated=dtype_stated,
-        context_tokens=context_tokens,
-        source_url=source_url,
-        publisher=publisher,
-        techniques=techniques,
-        accelerator=accelerator,
-        count=count,
-        engine=engine,
-        engine_version=engine_version,
-    )
+    return _record(inputs, model_display=model_display, model=model, report=report)
+
+
+def _finish(root: Path, record: dict[str, Any], reasons: dict[str, str]) -> str:
+    """The record with every null listed under not_stated (``reasons`` by field, else a TODO),
+    formatted and checked against the schema."""
+    record["not_stated"] = [
+        {"field": field, "reason": reasons.get(field, TODO_REASON)}
+        for field in _null_fields(record, "")
+        if field != "confidence"  # to be rated, not explained: validation fails while it is null
+    ]
     text = format_data(record, "record", load_schema(root, "record"))
     _check_schema(root, text)
     return text
@@ -123,6 +170,246 @@ def write_scaffold(root: Path, slug: str, text: str) -> Path:
     path = scaffold_path(root, slug)
     create_new(path, text)
     return path
+
+
+# ---- from a submission issue ----------------------------------------------------------------
+# Every answer lands in the field it names, read as strictly as the validator reads the field;
+# an answer that cannot be read leaves the field null with a TODO reason quoting it, and answers
+# with no field of their own (the runs, anything else) go into the notes placeholder. Both are
+# placeholders KV206 rejects until a maintainer has dealt with them.
+
+_ISSUE_FIGURES = (  # answer id, where it goes, how it is read
+    ("ttft_ms", ("measured_ttft_ms_at_ctx",), "ms"),
+    ("decode_tokens_per_s", ("measured_tps_at_ctx", "results.decode_tokens_per_s"), "rate"),
+    ("cold_ttft_ms", ("results.cold_ttft_ms",), "ms"),
+    ("warm_ttft_ms", ("results.warm_ttft_ms",), "ms"),
+    ("hit_rate", ("results.hit_rate",), "fraction"),
+    ("prefill_tokens_per_s", ("results.prefill_tokens_per_s",), "rate"),
+)
+_VENDOR_WORDS = ("nvidia", "amd", "apple", "geforce", "instinct")
+_MODEL_SPELLINGS = ("name", "hf_repo")
+_HARDWARE_SPELLINGS = ("name",)
+
+
+def scaffold_from_issue(
+    root: Path, answers: dict[str, str], overrides: dict[str, Any]
+) -> tuple[str, str]:
+    """The slug and YAML text of a record drafted from a submission issue's answers.
+
+    ``answers`` come from ``issue_form.parse_issue_body``; ``overrides`` (fields of
+    ``ScaffoldInputs``, as given on the command line) win over them. ``ValueError`` when the
+    model, engine or KV dtype, which the arithmetic and the schema cannot do without, is missing
+    or cannot be read; ``FileExistsError`` when the record exists.
+    """
+    reasons: dict[str, str] = {}
+
+    def read(answer_id: str, reader: Callable[[str], Any], field: str) -> Any:
+        answer = answers.get(answer_id)
+        if answer is None:
+            return None
+        try:
+            return reader(answer)
+        except ValueError as error:
+            reasons[field] = _unread(answer, str(error))
+            return None
+
+    model_id = overrides.get("model_id") or _issue_model(root, answers.get("model"))
+    engine = overrides.get("engine") or _issue_engine(answers.get("engine"))
+    accelerator = None
+    if answers.get("hardware") is not None:
+        accelerator = _issue_hardware(root, answers["hardware"])
+        if accelerator is None:
+            reasons["methodology.hardware.accelerator"] = _unread(
+                answers["hardware"],
+                _no_file(root, HARDWARE_DIR, answers["hardware"], _HARDWARE_SPELLINGS),
+            )
+    techniques = choices(answers.get("techniques", ""))
+    inputs = ScaffoldInputs(
+        slug="",
+        model_id=model_id,
+        dtype=one_line(answers.get("kv_dtype", "bf16")),
+        dtype_stated="kv_dtype" in answers,
+        context_tokens=read("context_tokens", whole_number, "kv_bytes_basis.context_tokens"),
+        layers_counted="cache",
+        source_url=read("source_url", url, "methodology.source.url"),
+        publisher=one_line(answers.get("publisher", "TODO: who published the source")),
+        techniques=[t for t in techniques if t in _techniques(root)],
+        accelerator=accelerator,
+        accelerator_count=read("accelerator_count", whole_number, "methodology.hardware.count"),
+        engine=engine,
+        engine_version=_line_or_none(answers.get("engine_version")),
+    )
+    inputs = inputs._replace(**overrides)
+    for name, field in (
+        ("context_tokens", "kv_bytes_basis.context_tokens"),
+        ("source_url", "methodology.source.url"),
+        ("accelerator", "methodology.hardware.accelerator"),
+        ("accelerator_count", "methodology.hardware.count"),
+    ):
+        if name in overrides:
+            reasons.pop(field, None)  # the command line answered it
+    if not inputs.slug:
+        inputs = inputs._replace(slug=_issue_slug(inputs))
+    try:
+        parse_element_type(inputs.dtype)
+    except ValueError as error:
+        raise ValueError(f"the KV cache dtype answer: {error}; give --dtype") from None
+    record, geometry_reasons = _draft(root, inputs)
+    reasons.update(geometry_reasons)
+
+    methodology = record["methodology"]
+    source = methodology["source"]
+    source["title"] = _line_or_none(answers.get("source_title"))
+    source["published"] = read("published", date, "methodology.source.published")
+    source["locator"] = _line_or_none(answers.get("locator"))
+    flags = lines_of(answers.get("engine_flags", ""))
+    if flags:
+        methodology["engine"]["flags"] = flags
+    methodology["weights_precision"] = _line_or_none(answers.get("weights_precision"))
+    methodology["concurrency"] = read("concurrency", whole_number, "methodology.concurrency")
+    if answers.get("workload"):
+        methodology["workload"] = paragraph(answers["workload"])
+    for answer_id, fields, kind in _ISSUE_FIGURES:
+        value = read(answer_id, partial(figure, kind=kind), fields[0])
+        for field in fields:
+            _place(record, field, value)
+            if fields[0] in reasons:
+                reasons[field] = reasons[fields[0]]
+    scope = DECODE_RATE_SCOPES.get(answers.get("decode_rate_scope", ""))
+    if scope is not None:
+        record["results"]["decode_rate_scope"] = scope
+    record["notes"] = _issue_notes(answers, [t for t in techniques if t not in _techniques(root)])
+    return inputs.slug, _finish(root, record, reasons)
+
+
+def _issue_model(root: Path, answer: str | None) -> str:
+    if answer is None:
+        raise ValueError("the issue does not name the model; give --model")
+    found = _find_id(root, MODELS_DIR, answer, _MODEL_SPELLINGS)
+    if found is None:
+        why = _no_file(root, MODELS_DIR, answer, _MODEL_SPELLINGS)
+        raise ValueError(
+            f"the Model answer {one_line(answer)!r}: {why}; add the "
+            "model (kvrecords model import-hf) or give --model"
+        )
+    return found
+
+
+def _issue_hardware(root: Path, answer: str) -> str | None:
+    return _find_id(root, HARDWARE_DIR, answer, _HARDWARE_SPELLINGS)
+
+
+def _issue_engine(answer: str | None) -> str:
+    if answer is None:
+        raise ValueError("the issue does not name the engine; give --engine")
+    name = "-".join(one_line(answer).lower().split())
+    if not ID_PATTERN.fullmatch(name.replace("_", "-").replace("+", "-")):
+        raise ValueError(
+            f"the Engine answer {one_line(answer)!r} is not an engine name such as vllm, sglang "
+            "or llama.cpp; give --engine"
+        )
+    return name
+
+
+def _find_id(root: Path, folder: str, answer: str, keys: tuple[str, ...]) -> str | None:
+    """The one file of ``folder`` whose id, name or Hugging Face repository (or its last part)
+    the answer spells, ignoring case, spaces and punctuation; None when none or several do."""
+    variants = {_key(one_line(answer)), _key(one_line(answer).rsplit("/", 1)[-1])}
+    for word in _VENDOR_WORDS:  # "NVIDIA H100 SXM" is h100-sxm
+        variants |= {v.removeprefix(word) for v in set(variants)}
+    found = set()
+    for file_id, spellings in _spellings(root, folder, keys).items():
+        keyed = {_key(spelling) for spelling in spellings}
+        keyed |= {_key(spelling.rsplit("/", 1)[-1]) for spelling in spellings}
+        if keyed & variants:
+            found.add(file_id)
+    return found.pop() if len(found) == 1 else None
+
+
+def _spellings(root: Path, folder: str, keys: tuple[str, ...]) -> dict[str, list[str]]:
+    """Each file's id with its name and repository (the ``keys`` it states) in ``folder``."""
+    found = {}
+    for path in sorted((root / folder).glob("*.yaml")):
+        spellings = [path.stem]
+        document = read_document(path, f"{folder}/{path.name}")
+        if isinstance(document, Document) and isinstance(document.data, dict):
+            values = (document.data.get(key) for key in keys)
+            spellings += [value for value in values if isinstance(value, str)]
+        found[path.stem] = spellings
+    return found
+
+
+def _key(text: str) -> str:
+    return "".join(character for character in text.lower() if character.isalnum())
+
+
+def _no_file(root: Path, folder: str, answer: str, keys: tuple[str, ...]) -> str:
+    """Why the answer names no file, with the files that share the most of its words."""
+    words = set(re.findall(r"[a-z0-9.]{2,}", one_line(answer).lower()))
+    scores = {
+        file_id: sum(1 for word in words if any(word in s.lower() for s in spellings))
+        for file_id, spellings in _spellings(root, folder, keys).items()
+    }
+    best = max(scores.values(), default=0)
+    close = sorted(file_id for file_id, score in scores.items() if score == best and best)[:3]
+    if not close:
+        close = difflib.get_close_matches(_key(answer), list(scores), n=3)
+    hint = f" (close: {', '.join(close)})" if close else ""
+    return f"no single file in {folder}/ is named so{hint}"
+
+
+def _techniques(root: Path) -> set[str]:
+    schema = load_schema(root, "record")
+    return set(schema["properties"]["techniques"]["items"]["enum"])
+
+
+def _issue_slug(inputs: ScaffoldInputs) -> str:
+    """engine-model-accelerator-context, as the records are named (vllm-qwen3-8b-h100-sxm-32k)."""
+    context = inputs.context_tokens
+    parts = [inputs.engine.replace(".", ""), inputs.model_id, inputs.accelerator or ""]
+    if context:
+        parts.append(f"{context // 1000}k" if context % 1000 == 0 else str(context))
+    slug = "-".join(part for part in parts if part)
+    slug = "-".join(piece for piece in slug.replace("_", "-").replace("+", "-").split("-") if piece)
+    return slug[:_MAX_SLUG].rstrip(".-")
+
+
+def _issue_notes(answers: dict[str, str], unknown_techniques: list[str]) -> str:
+    """The notes placeholder, carrying the answers that have no field of their own."""
+    parts = ["TODO: what the record shows and how to read it."]
+    if answers.get("runs"):
+        parts.append(
+            "The issue's runs and figures, to be written as structured fields: "
+            + _sentence(lines_of(answers["runs"]))
+        )
+    if answers.get("other"):
+        parts.append("The issue adds: " + _sentence(lines_of(answers["other"])))
+    if unknown_techniques:
+        parts.append(f"Techniques the schema does not know: {', '.join(unknown_techniques)}.")
+    return " ".join(parts)
+
+
+def _sentence(lines: list[str]) -> str:
+    return "; ".join(line.rstrip(".;") for line in lines) + "."
+
+
+def _place(record: dict[str, Any], field: str, value: Any) -> None:
+    *parents, name = field.split(".")
+    target = record
+    for parent in parents:
+        target = target[parent]
+    target[name] = value
+
+
+def _unread(answer: str, why: str) -> str:
+    shown = one_line(answer)
+    if len(shown) > 80:
+        shown = shown[:79] + "…"
+    return f"TODO: the issue answers {shown!r}, which cannot be recorded as it is: {why}"
+
+
+def _line_or_none(answer: str | None) -> str | None:
+    return None if answer is None else one_line(answer)
 
 
 # ---- inputs ---------------------------------------------------------------------------------
@@ -189,22 +476,10 @@ def _check_schema(root: Path, text: str) -> None:
 
 
 def _record(
-    *,
-    slug: str,
-    model_id: str,
-    model_display: str,
-    model: Model,
-    report: KvReport,
-    dtype_stated: bool,
-    context_tokens: int | None,
-    source_url: str | None,
-    publisher: str,
-    techniques: list[str],
-    accelerator: str | None,
-    count: int | None,
-    engine: str,
-    engine_version: str | None,
-) -> dict[str, Any]:
+    inputs: ScaffoldInputs, *, model_display: str, model: Model, report: KvReport
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The record's data without not_stated, and the reasons of the nulls it can explain."""
+    slug, model_id, context_tokens = inputs.slug, inputs.model_id, inputs.context_tokens
     per_token = report.bytes_per_token
     if per_token is not None and per_token.denominator != 1:
         raise ValueError(
@@ -214,7 +489,7 @@ def _record(
     at_context = report.kv_bytes_at_context if context_tokens is not None else None
     basis: dict[str, Any] = {
         "dtype": report.dtype.name,
-        "dtype_stated": dtype_stated,
+        "dtype_stated": inputs.dtype_stated,
         "layers_counted": report.layers_counted,
         "context_tokens": context_tokens,
         "bytes_per_token": None if per_token is None else int(per_token),
@@ -223,26 +498,28 @@ def _record(
     state = report.fixed_state_bytes
     if state:  # only models with state layers whose dimensions are published
         basis["fixed_state"] = _readable(state)
-    basis["explanation"] = _explanation(model_display, model, report, dtype_stated, context_tokens)
+    basis["explanation"] = _explanation(
+        model_display, model, report, inputs.dtype_stated, context_tokens
+    )
     record: dict[str, Any] = {
         "id": f"{RECORD_PREFIX}/{slug}",
         "title": "TODO: one line with the technique, model, hardware and context",
         "model": model_id,
     }
-    if techniques:
-        record["techniques"] = list(techniques)
+    if inputs.techniques:
+        record["techniques"] = list(inputs.techniques)
     record["kv_bytes_basis"] = basis
     record["methodology"] = {
         "source": {
-            "publisher": publisher,
+            "publisher": inputs.publisher,
             "title": None,
-            "url": source_url,
+            "url": inputs.source_url,
             "published": None,
             "locator": None,
             "citation": "TODO: a citation a reader can follow without the URL (author, title, date, section)",
         },
-        "hardware": {"accelerator": accelerator, "count": count},
-        "engine": {"name": engine, "version": engine_version},
+        "hardware": {"accelerator": inputs.accelerator, "count": inputs.accelerator_count},
+        "engine": {"name": inputs.engine, "version": inputs.engine_version},
         "weights_precision": None,
         "concurrency": None,
         "workload": "TODO: the prompts and traffic (lengths, sharing, repetitions)",
@@ -255,19 +532,13 @@ def _record(
     )
     record["measured_ttft_ms_at_ctx"] = None
     record["measured_tps_at_ctx"] = None
-    geometry_reason = f"{model_display}.yaml does not publish {', '.join(model.unknown) or 'the dimensions needed'}"
-    from_geometry = ("kv_bytes_basis.bytes_per_token", "kv_bytes_basis.kv_at_context")
-    record["not_stated"] = [
-        {
-            "field": field,
-            "reason": geometry_reason
-            if field in from_geometry and per_token is None
-            else TODO_REASON,
-        }
-        for field in _null_fields(record, "")
-        if field != "confidence"  # to be rated, not explained: validation fails while it is null
-    ]
-    return record
+    reasons = {}
+    if per_token is None:
+        geometry_reason = f"{model_display}.yaml does not publish {', '.join(model.unknown) or 'the dimensions needed'}"
+        reasons = dict.fromkeys(
+            ("kv_bytes_basis.bytes_per_token", "kv_bytes_basis.kv_at_context"), geometry_reason
+        )
+    return record, reasons
 
 
 def _null_fields(value: Any, prefix: str) -> Iterator[str]:
