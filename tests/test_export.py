@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 from conftest import REPO, run_cli
+from kvrecords.dataset.release import DATASET_VERSION
 from kvrecords.tools.export import COLUMNS, rows, to_markdown
 
 SEED_ID = "kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090"
@@ -35,6 +36,7 @@ def test_csv_has_one_row_per_record(dataset: Path) -> None:
     )
     assert seed["techniques"] == "prefix_caching;hybrid_linear_attention"
     assert seed["fixed_state_bytes"] == ""  # the Gated DeltaNet state is not published
+    assert {row["dataset_version"] for row in table} == {DATASET_VERSION}
 
 
 def test_json_and_jsonl_agree(dataset: Path) -> None:

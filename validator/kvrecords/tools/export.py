@@ -19,6 +19,7 @@ from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import discover
 from kvrecords.dataset.models import load_model_file
 from kvrecords.dataset.records import basis_report
+from kvrecords.dataset.release import DATASET_VERSION
 from kvrecords.kv.units import format_exact, format_in_unit
 
 FORMATS = ("csv", "json", "jsonl", "markdown")
@@ -55,6 +56,7 @@ COLUMNS = (
     "locator",
     "confidence",
     "path",
+    "dataset_version",
 )
 
 
@@ -129,6 +131,7 @@ def rows(root: Path) -> list[dict[str, Any]]:
                 "locator": source.get("locator"),
                 "confidence": data["confidence"],
                 "path": record_file.display,
+                "dataset_version": DATASET_VERSION,
             }
         )
     return sorted(result, key=lambda row: row["id"])
@@ -183,7 +186,8 @@ def to_markdown(table: list[dict[str, Any]]) -> str:
         "them (`~` approximate, `a-b` a range, empty when the source does not say).",
         "",
         f"{len(table)} records, {len({r['model'] for r in table})} models, "
-        f"{len({r['accelerator'] for r in table if r['accelerator']})} accelerators.",
+        f"{len({r['accelerator'] for r in table if r['accelerator']})} accelerators; "
+        f"dataset version {DATASET_VERSION} (CHANGELOG.md).",
     ]
     techniques = sorted({t for row in table for t in row["techniques"]})
     for technique in techniques:

@@ -11,6 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 from kvrecords.dataset.records import basis_report
+from kvrecords.dataset.release import DATASET_VERSION
 from kvrecords.kv.geometry import Model, Parallel
 
 
@@ -72,4 +73,5 @@ def export_row(data: dict[str, Any], model: Model, display: str) -> dict[str, An
         "locator": source.get("locator"),
         "confidence": data["confidence"],
         "path": display,
+        "dataset_version": DATASET_VERSION,
     }
