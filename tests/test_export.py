@@ -10,13 +10,23 @@ from pathlib import Path
 
 from conftest import REPO, run_cli
 from kvrecords.dataset.release import DATASET_VERSION
-from kvrecords.tools.export import COLUMNS, rows, to_markdown
+from kvrecords.tools.export import (
+    COLUMN_TYPES,
+    COLUMNS,
+    RECORD_COLUMNS,
+    record_table,
+    rows,
+    to_markdown,
+)
+from kvrecords.tools.tables import MEASURED_PATTERN, write_datapackage
 
 SEED_ID = "kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090"
 
 
-def export(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return run_cli("export", *args, cwd=cwd)
+def export(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return run_cli("export", *args, cwd=cwd, env=env)
 
 
 def test_csv_has_one_row_per_record(dataset: Path) -> None:
@@ -63,3 +73,114 @@ def test_the_generated_table_is_current() -> None:
     assert docs == to_markdown(rows(REPO)), (
         "run: kvrecords export --format markdown -o docs/dataset.md"
     )
+
+
+# ---- typed outputs: Parquet and the data package ------------------------------------------
+
+
+def test_parquet_loads_with_pyarrow_typed_and_versioned(dataset: Path, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "records.parquet"
+    result = export("--format", "parquet", "--output", str(out), cwd=dataset)
+    assert result.returncode == 0, result.stderr
+    table = pq.read_table(out)
+    records = list((dataset / "records/kv-efficiency").glob("*.yaml"))
+    assert table.num_rows == len(records)
+    assert tuple(table.column_names) == COLUMNS
+    metadata = table.schema.metadata
+    assert metadata[b"kvrecords.dataset_version"] == DATASET_VERSION.encode()
+    assert metadata[b"kvrecords.license"] == b"CC-BY-4.0"
+    types = {field.name: str(field.type) for field in table.schema}
+    assert types["bytes_per_token"] == "int64" and types["confidence"] == "double"
+    assert types["kv_dtype_stated"] == "bool"
+    assert types["techniques"] == "list<element: string>"
+    assert types["hit_rate"] == "struct<value: double, about: double, min: double, max: double>"
+    by_id = {row["id"]: row for row in table.to_pylist()}
+    seed = by_id[SEED_ID]
+    # 16 x 4 x (256 + 256) x 2 = 65,536 B/token; x 150,000 tokens = 9,830,400,000 B
+    assert (seed["bytes_per_token"], seed["kv_bytes_at_context"]) == (65536, 9_830_400_000)
+    assert seed["hit_rate"] == {"value": 0.935, "about": None, "min": None, "max": None}
+    assert seed["techniques"] == ["prefix_caching", "hybrid_linear_attention"]
+    assert seed["measured_tps_at_ctx"] is None and seed["dataset_version"] == DATASET_VERSION
+    # an approximate figure stays approximate: the source says "~900 ms"
+    gdn = by_id["kv-efficiency/vllm-gdn-prefix-cache-qwen3-coder-next-fp8-gb10-8k"]
+    assert gdn["warm_ttft_ms"] == {"value": None, "about": 900.0, "min": None, "max": None}
+
+
+def test_every_value_survives_the_parquet_file(dataset: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from kvrecords.tools.tables import parquet_bytes
+
+    table = record_table(dataset)
+    loaded = pq.read_table(pa.BufferReader(parquet_bytes(table))).to_pylist()
+    measured = {c.name for c in table.columns if c.type == "measured"}
+    for row, back in zip(table.rows, loaded, strict=True):
+        for name, value in row.items():
+            if name in measured and value is not None:
+                parts = {k: v for k, v in back[name].items() if v is not None}
+                assert parts == (value if isinstance(value, dict) else {"value": value})
+            else:
+                assert back[name] == value, (row["id"], name)
+
+
+def test_parquet_says_how_to_install_pyarrow_when_it_is_missing(
+    dataset: Path, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "blocker" / "pyarrow"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('No module named pyarrow')\n")
+    out = tmp_path / "records.parquet"
+    env = {"PYTHONPATH": str(blocker.parent)}
+    result = export("--format", "parquet", "-o", str(out), cwd=dataset, env=env)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "pip install 'kv-efficiency-records[parquet]'" in result.stderr
+    assert not out.exists()
+    result = export("--format", "parquet", cwd=dataset)
+    assert result.returncode == 2 and "give --output FILE" in result.stderr
+
+
+def test_the_data_package_validates_with_frictionless(dataset: Path, tmp_path: Path) -> None:
+    from frictionless import validate
+
+    folder = tmp_path / "release"
+    result = export("--format", "datapackage", "--output", str(folder), cwd=dataset)
+    assert result.returncode == 0, result.stderr
+    report = validate(str(folder / "datapackage.json"))
+    assert report.valid, report.flatten(["rowNumber", "fieldName", "type", "message"])
+    descriptor = json.loads((folder / "datapackage.json").read_text(encoding="utf-8"))
+    assert descriptor["version"] == DATASET_VERSION
+    assert descriptor["licenses"][0]["name"] == "CC-BY-4.0"
+    (resource,) = descriptor["resources"]
+    # the package's CSV is the CSV export, byte for byte
+    csv_text = (folder / "records.csv").read_text(encoding="utf-8")
+    assert csv_text == export("--format", "csv", cwd=dataset).stdout
+    fields = {f["name"]: f for f in resource["schema"]["fields"]}
+    assert tuple(fields) == COLUMNS
+    assert fields["bytes_per_token"]["type"] == "integer"
+    assert fields["hit_rate"]["constraints"]["pattern"] == MEASURED_PATTERN
+    assert resource["schema"]["primaryKey"] == ["id"]
+
+
+def test_frictionless_catches_a_table_that_breaks_its_schema(dataset: Path, tmp_path: Path) -> None:
+    """The descriptor is strict enough to matter: a cell that is not what it says fails."""
+    from frictionless import validate
+
+    table = record_table(dataset)
+    broken = table._replace(
+        rows=[
+            {**row, "bytes_per_token": "many"} if i == 0 else row
+            for i, row in enumerate(table.rows)
+        ]
+    )
+    write_datapackage([broken], tmp_path / "broken")
+    report = validate(str(tmp_path / "broken" / "datapackage.json"))
+    assert not report.valid
+    assert ["bytes_per_token", "type-error"] in report.flatten(["fieldName", "type"])
+
+
+def test_every_column_has_a_known_type_and_a_description() -> None:
+    assert all(c.type in COLUMN_TYPES and c.description for c in RECORD_COLUMNS)
+    assert len(set(COLUMNS)) == len(COLUMNS)

@@ -740,24 +740,30 @@ def explain(record: Path) -> None:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["csv", "json", "jsonl", "markdown"]),
+    type=click.Choice(["csv", "json", "jsonl", "markdown", "parquet", "datapackage"]),
     default="csv",
     show_default=True,
+    help="parquet: a typed Parquet file (needs pyarrow: pip install "
+    "'kv-efficiency-records[parquet]'). datapackage: a folder with the CSV tables and their "
+    "datapackage.json (Frictionless Data).",
 )
 @click.option(
     "--output",
     "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write to a file instead of standard output.",
+    type=click.Path(path_type=Path),
+    help="Write to a file (a folder for datapackage) instead of standard output.",
 )
 def export(output_format: str, output: Path | None) -> None:
     """The dataset, one row per record: measured figures, recomputed KV figures, model,
-    hardware, engine, technique, source and confidence.
+    hardware, engine, technique, source and confidence. Every row carries the dataset version.
 
     Refused (exit 1) while the dataset has errors: run kvrecords validate.
     """
     from kvrecords.tools.export import RENDERERS, rows
 
+    if output_format in ("parquet", "datapackage"):
+        _export_files(output_format, output)
+        return
     root = _clean_root()
     table = rows(root)
     text = RENDERERS[output_format](table)
@@ -768,6 +774,35 @@ def export(output_format: str, output: Path | None) -> None:
 
         write_atomically(output, text)
         click.echo(f"wrote {counted(len(table), 'record')} to {output}", err=True)
+
+
+def _export_files(output_format: str, output: Path | None) -> None:
+    """The typed outputs: a Parquet file, or a data package folder."""
+    from kvrecords.tools.export import record_table
+    from kvrecords.tools.tables import (
+        MissingDependency,
+        require_pyarrow,
+        write_datapackage,
+        write_parquet,
+    )
+
+    if output is None:
+        where = "FILE" if output_format == "parquet" else "FOLDER"
+        _fail(f"--format {output_format} writes files: give --output {where}")
+    try:
+        if output_format == "parquet":
+            require_pyarrow()  # before the dataset is read
+        table = record_table(_clean_root())
+        if output_format == "parquet":
+            write_parquet(table, output)
+            click.echo(f"wrote {counted(len(table.rows), 'record')} to {output}", err=True)
+        else:
+            written = write_datapackage([table], output)
+            click.echo(f"wrote {', '.join(str(path) for path in written)}", err=True)
+    except MissingDependency as error:
+        _fail(str(error))
+    except OSError as error:
+        _fail(f"{output}: {error.strerror or error}")
 
 
 @cli.command()

@@ -18,8 +18,8 @@ from pathlib import Path
 _NEW_FILE_MODE = 0o666
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Replace (or create) ``path`` with ``text`` (UTF-8) in one rename.
+def write_atomically(path: Path, text: str | bytes) -> None:
+    """Replace (or create) ``path`` with ``text`` (UTF-8, or bytes as they are) in one rename.
 
     An existing file keeps its permission bits. A symlink is written through: its target is
     replaced, the link stays.
@@ -29,7 +29,8 @@ def write_atomically(path: Path, text: str) -> None:
         mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         mode = None
-    temporary = _write_temporary(target, text.encode("utf-8"), mode)
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    temporary = _write_temporary(target, data, mode)
     try:
         os.replace(temporary, target)
     except BaseException:

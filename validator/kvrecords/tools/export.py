@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import discover
@@ -23,41 +23,84 @@ from kvrecords.dataset.release import DATASET_VERSION
 from kvrecords.kv.units import format_exact, format_in_unit
 
 FORMATS = ("csv", "json", "jsonl", "markdown")
-COLUMNS = (
-    "id",
-    "title",
-    "techniques",
-    "model",
-    "model_name",
-    "model_layers",
-    "model_geometry",
-    "accelerator",
-    "accelerator_count",
-    "engine",
-    "engine_version",
-    "weights_precision",
-    "context_tokens",
-    "kv_dtype",
-    "kv_dtype_stated",
-    "layers_counted",
-    "bytes_per_token",
-    "kv_bytes_at_context",
-    "fixed_state_bytes",
-    "measured_ttft_ms_at_ctx",
-    "measured_tps_at_ctx",
-    "cold_ttft_ms",
-    "warm_ttft_ms",
-    "hit_rate",
-    "decode_tokens_per_s",
-    "speedup",
-    "publisher",
-    "source_url",
-    "published",
-    "locator",
-    "confidence",
-    "path",
-    "dataset_version",
+
+
+class Column(NamedTuple):
+    """One column of an exported table: the typed outputs (Parquet, the data package) read
+    its type; ``required`` columns are never empty."""
+
+    name: str
+    type: str  # one of COLUMN_TYPES
+    description: str
+    required: bool = False
+
+
+COLUMN_TYPES = {
+    "string": "text",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "true or false",
+    "strings": "a list of texts (in CSV joined with ;)",
+    "measured": (
+        "a figure as the source gives it: a number, an approximate value {about: x} or a range "
+        "{min: a, max: b} (in CSV x, ~x or a-b)"
+    ),
+}
+RECORD_COLUMNS = (
+    Column("id", "string", "The record's id, kv-efficiency/<slug>.", True),
+    Column("title", "string", "One line: technique, model, hardware, context."),
+    Column("techniques", "strings", "What the record measures the effect of."),
+    Column("model", "string", "The model's id (models/<id>.yaml).", True),
+    Column("model_name", "string", "The model's name.", True),
+    Column("model_layers", "integer", "The model's layer count.", True),
+    Column("model_geometry", "string", "The model's layer groups, by kind.", True),
+    Column("accelerator", "string", "The accelerator's id (hardware/<id>.yaml)."),
+    Column("accelerator_count", "integer", "Number of accelerators."),
+    Column("engine", "string", "The inference engine, lowercase.", True),
+    Column("engine_version", "string", "The engine's version, build or commit as stated."),
+    Column("weights_precision", "string", "Weight precision or quantization as stated."),
+    Column("context_tokens", "integer", "Tokens in context when measured."),
+    Column("kv_dtype", "string", "KV element type of the record's basis.", True),
+    Column("kv_dtype_stated", "boolean", "Whether the source states the KV dtype.", True),
+    Column("layers_counted", "string", "Which layers the KV figures count.", True),
+    Column("bytes_per_token", "integer", "KV bytes per token, recomputed from the model file."),
+    Column(
+        "kv_bytes_at_context",
+        "integer",
+        "KV bytes at context_tokens, recomputed from the model file (windows capped).",
+    ),
+    Column(
+        "fixed_state_bytes",
+        "integer",
+        "Per-sequence fixed state (linear attention, Mamba), recomputed from the model file.",
+    ),
+    Column("measured_ttft_ms_at_ctx", "measured", "Headline time to first token, ms."),
+    Column("measured_tps_at_ctx", "measured", "Headline decode tokens per second."),
+    Column("cold_ttft_ms", "measured", "TTFT with the prefix not cached, ms."),
+    Column("warm_ttft_ms", "measured", "TTFT with the prefix served from cache, ms."),
+    Column("hit_rate", "measured", "Fraction of prompt tokens served from cache."),
+    Column("decode_tokens_per_s", "measured", "Decode tokens per second as measured."),
+    Column("speedup", "string", "cold_ttft_ms / warm_ttft_ms as written (23x), checked."),
+    Column("publisher", "string", "Who published the source.", True),
+    Column("source_url", "string", "Link to the source."),
+    Column("published", "string", "Publication date, YYYY-MM-DD or YYYY-MM."),
+    Column("locator", "string", "Section, table or figure the figures come from."),
+    Column("confidence", "number", "The curators' confidence in the record, 0 to 1.", True),
+    Column("path", "string", "The record's file in the repository.", True),
+    Column("dataset_version", "string", "The dataset release the row comes from.", True),
 )
+COLUMNS = tuple(column.name for column in RECORD_COLUMNS)
+
+
+class Table(NamedTuple):
+    """An exported table: its rows, and what the typed outputs say of it."""
+
+    name: str  # the file stem: records.csv, records.parquet
+    title: str
+    description: str
+    columns: tuple[Column, ...]
+    primary_key: tuple[str, ...]
+    rows: list[dict[str, Any]]
 
 
 def _whole(value: Fraction | None) -> int | float | None:
@@ -137,6 +180,20 @@ def rows(root: Path) -> list[dict[str, Any]]:
     return sorted(result, key=lambda row: row["id"])
 
 
+def record_table(root: Path) -> Table:
+    """The record table: ``rows`` with the description of its columns."""
+    return Table(
+        "records",
+        "KV-cache efficiency records",
+        "One row per record: the measured figures as the source gives them, the KV figures "
+        "recomputed from the model file, model, hardware, engine, technique, source and "
+        "confidence.",
+        RECORD_COLUMNS,
+        ("id",),
+        rows(root),
+    )
+
+
 def _flat(value: Any) -> str:
     """A cell for CSV and Markdown: ranges as a-b, approximate values as ~x, lists joined."""
     if value is None:
@@ -152,12 +209,12 @@ def _flat(value: Any) -> str:
     return str(value)
 
 
-def to_csv(table: Iterable[dict[str, Any]]) -> str:
+def to_csv(table: Iterable[dict[str, Any]], columns: tuple[str, ...] = COLUMNS) -> str:
     stream = io.StringIO()
     writer = csv.writer(stream, lineterminator="\n")
-    writer.writerow(COLUMNS)
+    writer.writerow(columns)
     for row in table:
-        writer.writerow([_flat(row[column]) for column in COLUMNS])
+        writer.writerow([_flat(row[column]) for column in columns])
     return stream.getvalue()
 
 
