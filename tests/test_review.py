@@ -266,3 +266,32 @@ def test_the_workflows_post_the_review_without_running_a_fork_s_code() -> None:
     script = job["steps"][-1]["with"]["script"]
     assert f'const marker = "{MARKER}";' in script
     assert "pull.head.sha !== run.head_sha" in script
+
+
+def test_two_releases_are_compared_without_the_working_tree(repo: Path) -> None:
+    """Release notes: what moved between two tags, whatever the working tree holds."""
+    git(repo, "tag", "data-1")
+    model = repo / MODEL
+    model.write_text(model.read_text().replace("kv_heads: 4", "kv_heads: 8", 1))
+    git(repo, "commit", "-q", "-am", "the model corrected")
+    git(repo, "tag", "data-2")
+    # uncommitted work that a comparison of two releases must not see
+    add_copy_of_seed(repo, "not-released")
+    (repo / SEED).unlink()
+    result = run_cli("review", "--base", "data-1", "--head", "data-2", "--format", "json", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["head"]["ref"] == "data-2"
+    assert data["head"]["commit"] == git(repo, "rev-parse", "data-2").strip()
+    assert data["counts"]["records_added"] == 0 and data["counts"]["records_removed"] == 0
+    moved = {
+        r["id"]: {m["what"]: (m["old"], m["new"]) for m in r["moved"]} for r in data["records"]
+    }
+    assert set(moved) == {SEED_ID, Q4_ID}
+    # 16 x 4 x 512 x 2 = 65,536 B/token before; 8 kv heads double it
+    assert moved[SEED_ID]["main basis bytes_per_token"] == ("65,536 B", "131,072 B")
+    markdown = run_cli("review", "--base", "data-1", "--head", "data-2", cwd=repo).stdout
+    assert "`data-2` (`" in markdown and ") against `data-1` (`" in markdown
+    assert "the derived figures of 2 records move" in markdown
+    bad = run_cli("review", "--base", "data-1", "--head", "no-such-tag", cwd=repo)
+    assert bad.returncode == 2 and "'no-such-tag' names no commit" in bad.stderr

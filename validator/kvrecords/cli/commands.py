@@ -813,25 +813,32 @@ def _export_files(output_format: str, output: Path | None) -> None:
     help="The git revision to compare with (a branch, tag or commit; never checked out).",
 )
 @click.option(
+    "--head",
+    "head_ref",
+    help="Compare this revision with BASE instead of the working tree (two releases: "
+    "--base data-2026.12.0 --head data-2027.1.0); read through git too.",
+)
+@click.option(
     "--format",
     "output_format",
     type=click.Choice(["markdown", "json"]),
     default="markdown",
     show_default=True,
 )
-def review(base_ref: str, output_format: str) -> None:
-    """What the working tree changes in the dataset since BASE, for reviewers.
+def review(base_ref: str, head_ref: str | None, output_format: str) -> None:
+    """What the working tree (or --head) changes in the dataset since BASE, for reviewers
+    and release notes.
 
     Records added, changed (field by field) and removed, each with the validator's
     recomputation; for a changed model or hardware file, every record linking it whose
-    derived figures move, old and new. The base is read through git.
+    derived figures move, old and new. Revisions are read through git, never checked out.
     """
     from kvrecords.tools.review import review as compare_with
     from kvrecords.tools.review_report import to_json, to_markdown
     from kvrecords.tools.revision import RevisionError
 
     try:
-        found = compare_with(_root(), base_ref)
+        found = compare_with(_root(), base_ref, head_ref)
     except RevisionError as error:
         _fail(str(error))
     click.echo((to_json if output_format == "json" else to_markdown)(found), nl=False)

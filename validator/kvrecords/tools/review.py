@@ -1,7 +1,7 @@
 """``kvrecords review``: what a change does to the dataset, for the people who review it.
 
 Two trees of the same dataset are compared: the base (a git revision, written out by
-``revision``) and the working tree. For every record added, changed or removed, and for every
+``revision``) and the working tree, or a second revision (two releases). For every record added, changed or removed, and for every
 record whose model or hardware file changed, the review holds the fields that differ (old and
 new, as written) and the validator's recomputation on both sides: the KV figures each basis
 states beside the ones the model gives, the plausibility margins, and the problems. A record
@@ -139,6 +139,7 @@ class Review(NamedTuple):
     records: tuple[RecordReview, ...]
     dependencies: tuple[DependencyReview, ...]
     schemas: tuple[str, ...]  # schema files that changed
+    head: Revision | None = None  # None: the working tree
 
     def counts(self) -> dict[str, int]:
         changes = [r.change for r in self.records]
@@ -366,16 +367,24 @@ def movements(old: Recomputation | None, new: Recomputation | None) -> tuple[Mov
     return tuple(found)
 
 
-def review(root: Path, ref: str) -> Review:
-    """Compare the dataset at git revision ``ref`` with the working tree at ``root``."""
+def review(root: Path, ref: str, head_ref: str | None = None) -> Review:
+    """Compare the dataset at git revision ``ref`` with the working tree at ``root``, or with
+    revision ``head_ref`` (two releases, say), both read through git."""
     revision = resolve(root, ref)
+    head_revision = None if head_ref is None else resolve(root, head_ref)
     with tempfile.TemporaryDirectory(prefix="kvrecords-review-") as folder:
-        base_root = Path(folder).resolve()
+        base_root = Path(folder).resolve() / "base"
         write_dataset(root, revision, base_root)
-        return compare(_Side(base_root), _Side(root.resolve()), revision)
+        head_root = root.resolve()
+        if head_revision is not None:
+            head_root = Path(folder).resolve() / "head"
+            write_dataset(root, head_revision, head_root)
+        return compare(_Side(base_root), _Side(head_root), revision, head_revision)
 
 
-def compare(base: _Side, head: _Side, revision: Revision) -> Review:
+def compare(
+    base: _Side, head: _Side, revision: Revision, head_revision: Revision | None = None
+) -> Review:
     changed = {
         display
         for display in {*base.files, *head.files}
@@ -434,7 +443,7 @@ def compare(base: _Side, head: _Side, revision: Revision) -> Review:
         )
         for display in dependency_paths
     )
-    return Review(revision, tuple(records), dependencies, schemas)
+    return Review(revision, tuple(records), dependencies, schemas, head_revision)
 
 
 def _schema_bytes(side: _Side, name: str) -> bytes | None:

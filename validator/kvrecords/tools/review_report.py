@@ -26,6 +26,9 @@ MAX_CELL = 160
 def to_json(review: Review) -> str:
     data = {
         "base": {"ref": review.base.ref, "commit": review.base.commit},
+        "head": None
+        if review.head is None
+        else {"ref": review.head.ref, "commit": review.head.commit},
         "counts": review.counts(),
         "dependencies": [_plain(d) for d in review.dependencies],
         "schemas": list(review.schemas),
@@ -82,6 +85,11 @@ def to_markdown(review: Review) -> str:
 def _summary(review: Review) -> str:
     counts = review.counts()
     base = f"Against {_code(review.base.ref)} ({_code(review.base.commit[:12])}): "
+    if review.head is not None:
+        base = (
+            f"{_code(review.head.ref)} ({_code(review.head.commit[:12])}) against "
+            f"{_code(review.base.ref)} ({_code(review.base.commit[:12])}): "
+        )
     parts = [
         _count(counts["records_added"], "record added", "records added"),
         _count(counts["records_changed"], "record changed", "records changed"),
