@@ -184,3 +184,16 @@ def test_frictionless_catches_a_table_that_breaks_its_schema(dataset: Path, tmp_
 def test_every_column_has_a_known_type_and_a_description() -> None:
     assert all(c.type in COLUMN_TYPES and c.description for c in RECORD_COLUMNS)
     assert len(set(COLUMNS)) == len(COLUMNS)
+
+
+def test_an_output_that_cannot_be_written_is_refused_by_name(dataset: Path, tmp_path: Path) -> None:
+    for output_format, output in (
+        ("csv", tmp_path),  # a folder
+        ("json", tmp_path / "missing" / "records.json"),
+        ("parquet", tmp_path),
+        ("datapackage", dataset / "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml"),
+    ):
+        result = export("--format", output_format, "-o", str(output), cwd=dataset)
+        assert result.returncode == 2, (output_format, result.stderr)
+        assert result.stderr.startswith(f"kvrecords: {output}: "), result.stderr
+        assert "internal error" not in result.stderr and "Traceback" not in result.stderr

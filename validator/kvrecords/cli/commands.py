@@ -772,7 +772,10 @@ def export(output_format: str, output: Path | None) -> None:
     else:
         from kvrecords.dataset.atomic import write_atomically
 
-        write_atomically(output, text)
+        try:
+            write_atomically(output, text)
+        except OSError as error:
+            _fail(f"{output}: {error.strerror or error}")
         click.echo(f"wrote {counted(len(table), 'record')} to {output}", err=True)
 
 
