@@ -62,7 +62,7 @@ def test_json_and_jsonl_agree(dataset: Path) -> None:
 
 def test_export_refuses_a_dataset_with_errors(dataset: Path) -> None:
     seed = dataset / "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml"
-    seed.write_text(seed.read_text().replace("speedup: 23x", "speedup: 25x"))
+    seed.write_text(seed.read_text().replace("stated: 23x", "stated: 25x"))
     result = export(cwd=dataset)
     assert result.returncode == 1
     assert result.stdout == "" and "run kvrecords validate" in result.stderr

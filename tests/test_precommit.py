@@ -84,7 +84,7 @@ def test_wrong_record_is_rejected_and_the_corrected_one_commits(
     rejected = git(root, "commit", "-m", "add a record", env=env)
     assert rejected.returncode != 0
     assert (
-        "records/kv-efficiency/apc-copy.yaml:13:20: KV301 bytes_per_token is 131,072; models/qwen3-8-27b "
+        "records/kv-efficiency/apc-copy.yaml:14:20: KV301 bytes_per_token is 131,072; models/qwen3-8-27b "
         "gives 16 layers x 4 kv heads x (256 + 256) x 2 B = 65,536 B/token"
     ) in rejected.stdout
     assert git(root, "log", "--oneline", env=env).stdout.count("\n") == 1
@@ -118,14 +118,16 @@ def test_the_formatting_hook_rewrites_and_stops_the_commit(
     record = root / SEED
     record.write_text(
         record.read_text().replace(
-            "results:\n  cold_ttft_ms: 53200\n  warm_ttft_ms: 2300\n",
-            "results:\n  warm_ttft_ms: 2300\n  cold_ttft_ms: 53200\n",
+            "    label: 150,000-token replay prompt, cache empty\n    role: baseline\n",
+            "    role: baseline\n    label: 150,000-token replay prompt, cache empty\n",
         )
     )
     git(root, "add", str(record), env=env)
     first = git(root, "commit", "-m", "reorder", env=env)
     assert first.returncode != 0 and "formatted records/" in first.stdout
-    assert "  cold_ttft_ms: 53200\n  warm_ttft_ms: 2300\n" in record.read_text()
+    assert "    label: 150,000-token replay prompt, cache empty\n    role: baseline\n" in (
+        record.read_text()
+    )
 
 
 def test_the_docs_hook_regenerates_the_dataset_table(repo: tuple[Path, dict[str, str]]) -> None:

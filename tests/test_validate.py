@@ -92,9 +92,9 @@ def test_schema_failure_skips_arithmetic_but_others_run(dataset: Path) -> None:
     broken = dataset / "records/kv-efficiency/broken.yaml"
     text = (dataset / SEED).read_text().replace("vllm-qwen38-27b-apc-150k-rtx5090", "broken")
     broken.write_text(
-        text.replace("confidence: 0.62", "confidence: high").replace("speedup: 23x", "speedup: 99x")
+        text.replace("confidence: 0.62", "confidence: high").replace("stated: 23x", "stated: 99x")
     )
-    edit(dataset / SEED, "speedup: 23x", "speedup: 24x")
+    edit(dataset / SEED, "stated: 23x", "stated: 24x")
     codes = {(p.path, p.code) for p in validate(dataset).problems}
     assert codes == {
         ("records/kv-efficiency/broken.yaml", "KV101"),
@@ -125,24 +125,14 @@ def test_separator_hint(dataset: Path) -> None:
     ("old", "new", "message"),
     [
         (
-            "hit_rate: 0.935",
-            "hit_rate: 93.5",
-            "results.hit_rate: 93.5 is above 1: hit rates are fractions, write 0.935",
-        ),
-        (
-            "hit_rate: 0.935",
-            "hit_rate: {about: 43}",
-            "results.hit_rate.about: 43 is above 1: hit rates are fractions, write 0.43",
-        ),
-        (
             "context_tokens: 150000",
             "context_tokens: '150000'",
             "kv_bytes_basis.context_tokens: '150000' is a string: write the number 150000",
         ),
         (
-            "cold_ttft_ms: 53200",
-            'cold_ttft_ms: "53200"',
-            "results.cold_ttft_ms: '53200' is a string: write the number 53200",
+            "value: 53200",
+            'value: "53200"',
+            "runs[0].metrics[0].value: '53200' is a string: write the number 53200",
         ),
         (
             "measured_tps_at_ctx: null",
@@ -165,8 +155,8 @@ def test_separator_hint(dataset: Path) -> None:
             "measured_ttft_ms_at_ctx: True is not of type 'number', 'object', 'null' (a boolean",
         ),
         (
-            "speedup: 23x",
-            "speedup: 23X",
+            "stated: 23x",
+            "stated: 23X",
             "a ratio is written with a lower-case x: 23x",
         ),
         (
@@ -189,8 +179,27 @@ def test_a_field_that_takes_a_number_or_null_names_the_branch_the_value_was_mean
     assert "is not of type 'null'" not in problem.message
 
 
+@pytest.mark.parametrize(
+    ("new", "message"),
+    [
+        ("value: 93.5", "hit_rate is 93.5, above 1: it is a fraction, write 0.935"),
+        ("value: {about: 43}", "hit_rate is 43, above 1: it is a fraction, write 0.43"),
+    ],
+)
+def test_a_percentage_given_as_a_hit_rate_says_to_write_the_fraction(
+    dataset: Path, new: str, message: str
+) -> None:
+    edit(dataset / SEED, "value: 0.935", new)
+    (problem,) = validate(dataset, [dataset / SEED]).problems
+    assert problem.code == "KV802"
+    line, column = position(dataset / SEED, new)
+    number = new.rstrip("}").rsplit(" ", 1)[1]
+    assert (problem.line, problem.column) == (line, column + new.index(number))
+    assert problem.message == message
+
+
 def test_output_is_sorted_and_deterministic(dataset: Path) -> None:
-    edit(dataset / SEED, "speedup: 23x", "speedup: 24x")
+    edit(dataset / SEED, "stated: 23x", "stated: 24x")
     edit(dataset / SEED, "bytes_per_token: 65536", "bytes_per_token: 65537")
     first = run_cli("validate", cwd=dataset).stdout
     assert first == run_cli("validate", cwd=dataset).stdout
@@ -199,23 +208,23 @@ def test_output_is_sorted_and_deterministic(dataset: Path) -> None:
 
 
 def test_json_and_github_formats(dataset: Path) -> None:
-    edit(dataset / SEED, "speedup: 23x", "speedup: 24x")
+    edit(dataset / SEED, "stated: 23x", "stated: 24x")
     report = json.loads(run_cli("validate", "--format", "json", cwd=dataset).stdout)
     assert report["errors"] == 1
     assert report["problems"][0] == {
         "path": SEED.as_posix(),
         "line": position(dataset / SEED, "24x")[0],
-        "column": 12,
+        "column": position(dataset / SEED, "24x")[1],
         "code": "KV402",
         "severity": "error",
-        "message": "speedup is 24x; 53,200 / 2,300 = 23.1304",
+        "message": "speedup is 24x; 53,200 / 2,300 = 23.1304x",
     }
     github = run_cli("validate", cwd=dataset, env={"GITHUB_ACTIONS": "true"})
-    line = position(dataset / SEED, "24x")[0]
+    line, column = position(dataset / SEED, "24x")
     assert github.returncode == 1
     # commas and colons are escaped only in the properties, not in the message
     assert github.stdout.startswith(
-        f"::error file={SEED.as_posix()},line={line},col=12,title=KV402::KV402 speedup is 24x; 53,200 / 2,300 = 23.1304"
+        f"::error file={SEED.as_posix()},line={line},col={column},title=KV402::KV402 speedup is 24x; 53,200 / 2,300 = 23.1304x"
     )
 
 
@@ -286,12 +295,15 @@ def test_a_full_run_checks_every_hardware_file(dataset: Path) -> None:
 def test_explain_command(dataset: Path) -> None:
     result = run_cli("explain", str(SEED), cwd=dataset)
     assert result.returncode == 0, result.stderr
-    assert "tokens not recomputed: 0.935 x 150,000 = 140,250 (stated 140250)" in result.stdout
+    assert "warm: tokens not recomputed: 0.935 x 150,000 = 140,250 (stated 140250)" in result.stdout
+    assert "speedup of ttft_ms (single), cold -> warm: 53,200 / 2,300 = 23.1304x (stated 23x)" in (
+        result.stdout
+    )
     assert "KV704 fit claim [1] (does not fit)" in result.stdout
 
 
 def test_worker_processes_report_what_one_process_reports(dataset: Path) -> None:
-    edit(dataset / SEED, "speedup: 23x", "speedup: 24x")
+    edit(dataset / SEED, "stated: 23x", "stated: 24x")
     for index in range(6):
         text = (
             (dataset / SEED)
@@ -337,7 +349,7 @@ def test_a_changed_record_is_checked_without_listing_every_record(
         return discover(root, kind)
 
     monkeypatch.setattr(kvrecords.runner.validate, "discover", recording)
-    edit(dataset / SEED, "speedup: 23x", "speedup: 24x")
+    edit(dataset / SEED, "stated: 23x", "stated: 24x")
     problems = validate(dataset, [dataset / SEED]).problems
     assert [p.code for p in problems] == ["KV402"]
     assert "record" not in listed
@@ -347,7 +359,7 @@ def test_a_changed_record_is_checked_without_listing_every_record(
 
 
 def test_pre_commits_call_skips_click_and_answers_as_the_full_command_line(dataset: Path) -> None:
-    edit(dataset / SEED, "speedup: 23x", "speedup: 24x")
+    edit(dataset / SEED, "stated: 23x", "stated: 24x")
     for paths, code in (([str(SEED)], 1), ([], 1), (["records/kv-efficiency/gone.yaml"], 2)):
         fast = run_cli("validate", *paths, cwd=dataset)
         through_click = run_cli("validate", "--format", "text", *paths, cwd=dataset)

@@ -18,6 +18,7 @@ from kvrecords.checks import (
     plausibility,
     prose,
     references,
+    runs,
 )
 from kvrecords.checks.context import RecordContext
 from kvrecords.checks.hardware import HardwareCatalog
@@ -32,6 +33,7 @@ FAMILIES: tuple[ModuleType, ...] = (
     references,
     basis,
     measurements,
+    runs,
     prose,
     models,
     plausibility,
@@ -52,6 +54,7 @@ RECORD_CHECKS = (
     basis.check_basis,
     measurements.check_results,
     measurements.check_ranges,
+    runs.check_runs,
     prose.check_prose,
 )
 

@@ -958,14 +958,30 @@ def rules(markdown: bool) -> None:
 
 
 @cli.command()
+@click.option("--markdown", is_flag=True, help="Print docs/metrics.md.")
+def metrics(markdown: bool) -> None:
+    """List the metric vocabulary a run's metrics are named from."""
+    from kvrecords.kv.metrics import METRICS
+    from kvrecords.kv.metrics import markdown as metrics_markdown
+
+    if markdown:
+        click.echo(metrics_markdown(), nl=False)
+        return
+    for metric in METRICS:
+        needs = f" (needs {metric.needs})" if metric.needs else ""
+        click.echo(f"{metric.name:<24} {metric.unit:<11} {metric.meaning}{needs}")
+
+
+@cli.command()
 @click.option(
     "--check",
     is_flag=True,
-    help="Change nothing; show how docs/rules.md and docs/dataset.md differ from what they "
+    help="Change nothing; show how docs/rules.md, docs/metrics.md and docs/dataset.md differ from what they "
     "should be, with the command that fixes them, and exit 1 if they do.",
 )
 def docs(check: bool) -> None:
-    """Regenerate docs/rules.md (the check codes) and docs/dataset.md (the dataset table).
+    """Regenerate docs/rules.md (the check codes), docs/metrics.md (the metric vocabulary) and
+    docs/dataset.md (the dataset table).
 
     The kvrecords-docs pre-commit hook runs this on every commit that changes the data or the
     validator. Refused (exit 1) while the dataset has errors: run kvrecords validate.

@@ -53,3 +53,98 @@ def basis_report(model: Model, stated: dict[str, Any]) -> KvReport:
         stated["layers_counted"],
         parse_element_type(state_dtype) if state_dtype else None,
     )
+
+
+# ---- runs (record format 2) --------------------------------------------------------------------
+
+
+class Run(NamedTuple):
+    """One run of a format-2 record, where it stands, and where its context is stated."""
+
+    position: int
+    stated: dict[str, Any]
+    context_path: JsonPath  # the run's own context_tokens, else the main basis's
+
+    @property
+    def id(self) -> str:
+        return str(self.stated["id"])
+
+    @property
+    def path(self) -> JsonPath:
+        return ("runs", self.position)
+
+
+class Measured(NamedTuple):
+    """One metric of a run and where it stands in the file."""
+
+    run: Run
+    position: int
+    stated: dict[str, Any]
+
+    @property
+    def path(self) -> JsonPath:
+        return (*self.run.path, "metrics", self.position)
+
+    @property
+    def value_path(self) -> JsonPath:
+        return (*self.path, "value")
+
+
+def runs(record: dict[str, Any]) -> list[Run]:
+    """A format-2 record's runs (none for a format-1 record)."""
+    found = []
+    for index, run in enumerate(record.get("runs", [])):
+        own = "context_tokens" in run
+        context_path = (
+            ("runs", index, "context_tokens") if own else ("kv_bytes_basis", "context_tokens")
+        )
+        found.append(Run(index, run, context_path))
+    return found
+
+
+def run_by_id(record: dict[str, Any]) -> dict[str, Run]:
+    """The runs by id (the first of a duplicated id)."""
+    found: dict[str, Run] = {}
+    for run in runs(record):
+        found.setdefault(run.id, run)
+    return found
+
+
+def measured(run: Run, name: str, statistic: str | None = None) -> Measured | None:
+    """The run's first metric ``name`` (with ``statistic`` when given), or None."""
+    for index, metric in enumerate(run.stated.get("metrics", [])):
+        if metric["name"] == name and statistic in (None, metric["statistic"]):
+            return Measured(run, index, metric)
+    return None
+
+
+HEADLINE_FIGURES = ("cold_ttft_ms", "warm_ttft_ms", "hit_rate", "decode_tokens_per_s", "speedup")
+
+
+def headline_figures(record: dict[str, Any]) -> dict[str, Any]:
+    """The figures a table row shows beside the card: cold and warm TTFT with the speedup
+    between them (the record's first TTFT speedup), and the headline run's hit rate and decode
+    rate. A format-1 record gives its ``results``."""
+    if "runs" not in record:
+        results = record.get("results", {})
+        return {name: results.get(name) for name in HEADLINE_FIGURES}
+    figures: dict[str, Any] = dict.fromkeys(HEADLINE_FIGURES)
+    by_id = run_by_id(record)
+    for comparison in record.get("comparisons", []):
+        if comparison["kind"] == "speedup" and comparison["metric"] == "ttft_ms":
+            statistic = comparison["statistic"]
+            for end, field in (("from", "cold_ttft_ms"), ("to", "warm_ttft_ms")):
+                run = by_id.get(comparison[end])
+                found = measured(run, "ttft_ms", statistic) if run else None
+                figures[field] = found.stated["value"] if found else None
+            figures["speedup"] = comparison["stated"]
+            break
+    headline = by_id.get(record.get("headline_run", ""))
+    if headline is not None:
+        for name, metric_names in (
+            ("hit_rate", ("hit_rate",)),
+            ("decode_tokens_per_s", ("decode_tokens_per_s", "output_tokens_per_s")),
+        ):
+            found = next(filter(None, (measured(headline, m) for m in metric_names)), None)
+            figures[name] = found.stated["value"] if found else None
+    return figures

@@ -198,7 +198,9 @@ def _explained(document: Document, path: JsonPath, error: Any) -> str:
     instance = error.instance
     wanted = error.validator_value if error.validator == "type" else None
     wanted_types = [wanted] if isinstance(wanted, str) else list(wanted or [])
-    if isinstance(instance, str) and {"number", "integer"} & set(wanted_types):
+    # A quoted number where a number (or a byte figure with its unit) is meant.
+    numeric = {"number", "integer"} & set(wanted_types) or error.validator == "pattern"
+    if isinstance(instance, str) and numeric:
         text = instance.strip()
         if _DECIMAL.fullmatch(text):
             return f"{instance!r} is a string: write the number {text.lstrip('+')} (no quotes)"

@@ -1,4 +1,4 @@
-"""The generated pages of docs/: the check codes and the dataset table.
+"""The generated pages of docs/: the check codes, the metric vocabulary and the dataset table.
 
 ``kvrecords docs`` writes them, the ``kvrecords-docs`` pre-commit hook runs it on every commit
 that changes the data or the validator, and CI runs ``kvrecords docs --check`` for drift.
@@ -12,6 +12,7 @@ from pathlib import Path
 from kvrecords.dataset.atomic import write_atomically
 
 RULES_PAGE = "docs/rules.md"
+METRICS_PAGE = "docs/metrics.md"
 DATASET_PAGE = "docs/dataset.md"
 # What brings a stale page up to date; every drift message says it.
 FIX = "make docs (or kvrecords docs)"
@@ -20,9 +21,14 @@ FIX = "make docs (or kvrecords docs)"
 def generated_pages(root: Path) -> dict[str, str]:
     """Each generated page's path (relative to the dataset root) and its text."""
     from kvrecords.checks.registry import markdown
+    from kvrecords.kv.metrics import markdown as metrics_markdown
     from kvrecords.tools.export import rows, to_markdown
 
-    return {RULES_PAGE: markdown(), DATASET_PAGE: to_markdown(rows(root))}
+    return {
+        RULES_PAGE: markdown(),
+        METRICS_PAGE: metrics_markdown(),
+        DATASET_PAGE: to_markdown(rows(root)),
+    }
 
 
 def _current(path: Path) -> str | None:

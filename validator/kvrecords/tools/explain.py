@@ -34,6 +34,7 @@ from kvrecords.checks.plausibility import (
     speculation,
 )
 from kvrecords.checks.registry import record_problems
+from kvrecords.checks.runs import Bounds, RunDerivation, comparisons, run_derivations
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import (
     ID_PATTERN,
@@ -43,7 +44,7 @@ from kvrecords.dataset.layout import (
     classify,
     model_file,
 )
-from kvrecords.dataset.records import bases, basis_report
+from kvrecords.dataset.records import bases, basis_report, runs
 from kvrecords.dataset.schemas import schema_problems
 from kvrecords.kv.arithmetic import KvReport
 from kvrecords.kv.hardware import Hardware
@@ -69,19 +70,23 @@ def explain_record(root: Path, record_path: Path) -> str:
     context = _record_context(root, document)
     if isinstance(context, str):
         return "\n".join([*lines, context])
-    catalog = HardwareCatalog(root)
-    hardware = hardware_index(document.data, catalog)
-    lines += _model_section(context)
+    return "\n".join(lines + explain_lines(context, HardwareCatalog(root)))
+
+
+def explain_lines(context: RecordContext, catalog: HardwareCatalog) -> list[str]:
+    """The explanation of a schema-valid record whose model is loaded (the site's pages too)."""
+    hardware = hardware_index(context.data, catalog)
+    lines = _model_section(context)
     lines += _hardware_section(context, hardware)
     lines += _kv_section(context)
-    lines += _measurement_section(context)
+    lines += _runs_section(context) if "runs" in context.data else _measurement_section(context)
     evaluations = all_evaluations(context, setup_of(context, hardware))
     lines += _plausibility_section(evaluations)
     lines += _not_checked_section(evaluations)
     problems = record_problems(context, catalog)
     lines.append("Problems:" if problems else "Problems: none")
     lines += _problem_lines(sorted(set(problems)))
-    return "\n".join(lines)
+    return lines
 
 
 def _problem_lines(problems: list[Problem]) -> list[str]:
@@ -292,6 +297,72 @@ def _derivation_line(derivation: Derivation) -> str:
         return f"{INDENT}{label}{source}: not derived: {'; '.join(derivation.missing)}"
     derived = f"{derivation.working}{source} = {shown(derivation.value)}"
     return f"{INDENT}{label}: {derived}{_stated(derivation.stated)}"
+
+
+_RUN_SETTINGS = (
+    "model",
+    "techniques",
+    "kv_dtype",
+    "engine",
+    "hardware",
+    "weights_precision",
+    "weights_placement",
+    "speculative_decoding",
+    "concurrency",
+    "context_tokens",
+    "output_tokens",
+    "requests",
+    "duration",
+)
+
+
+def _runs_section(record: RecordContext) -> list[str]:
+    """Each run with what it sets and measures, each comparison recomputed, each derivation."""
+    lines = ["Runs"]
+    for run in runs(record.data):
+        stated = run.stated
+        lines.append(f"{INDENT}{run.id} ({stated['role']}): {stated['label']}")
+        for key in _RUN_SETTINGS:
+            if key in stated:
+                lines.append(f"{INDENT * 2}{key}: {_flow(stated[key])}")
+        for metric in stated.get("metrics", []):
+            shown_value = _flow(metric["value"])
+            lines.append(f"{INDENT * 2}{metric['name']} ({metric['statistic']}): {shown_value}")
+    lines.append("Comparisons" if record.data.get("comparisons") else "Comparisons: none")
+    for comparison in comparisons(record):
+        stated = comparison.stated
+        head = f"{stated['kind']} of {stated['metric']} ({stated['statistic']}), "
+        head += f"{stated['from']} -> {stated['to']}"
+        if comparison.value is None:
+            lines.append(f"{INDENT}{head}: {comparison.working} (stated {stated['stated']})")
+            continue
+        scale = 100 if stated["kind"] == "change" else 1
+        scaled = Bounds(comparison.value.low * scale, comparison.value.high * scale)
+        suffix = "%" if stated["kind"] == "change" else "x"
+        shown = f"{scaled.show()}{suffix}"
+        lines.append(f"{INDENT}{head}: {comparison.working} = {shown} (stated {stated['stated']})")
+    lines.append("Derived from each run's measurements")
+    lines += [_run_derivation_line(derivation) for derivation in run_derivations(record)]
+    return lines
+
+
+def _run_derivation_line(derivation: RunDerivation) -> str:
+    label, shown = _DERIVED_AS[derivation.rule]
+    where = f"{INDENT}{derivation.run.id}: {label}"
+    if derivation.value is None:
+        return f"{where}: not derived: {derivation.working}"
+    return f"{where}: {derivation.working} = {shown(derivation.value)}{_stated(derivation.stated)}"
+
+
+def _flow(value: Any) -> str:
+    """A stated value on one line: mappings as `key value`, lists joined."""
+    if isinstance(value, dict):
+        return ", ".join(f"{key} {_flow(inner)}" for key, inner in value.items())
+    if isinstance(value, list):
+        return ", ".join(_flow(item) for item in value)
+    if value is None:
+        return "not stated"
+    return str(value)
 
 
 # ---- plausibility ---------------------------------------------------------------------------

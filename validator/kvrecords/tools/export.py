@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import discover
 from kvrecords.dataset.models import load_model_file
-from kvrecords.dataset.records import basis_report
+from kvrecords.dataset.records import basis_report, headline_figures
 from kvrecords.dataset.release import DATASET_VERSION
 from kvrecords.kv.units import format_exact, format_in_unit
 
@@ -139,7 +139,7 @@ def rows(root: Path) -> list[dict[str, Any]]:
         methodology = data["methodology"]
         source = methodology["source"]
         hardware = methodology["hardware"]
-        results = data.get("results", {})
+        headline = headline_figures(data)
         result.append(
             {
                 "id": data["id"],
@@ -163,11 +163,7 @@ def rows(root: Path) -> list[dict[str, Any]]:
                 "fixed_state_bytes": _whole(report.fixed_state_bytes),
                 "measured_ttft_ms_at_ctx": data["measured_ttft_ms_at_ctx"],
                 "measured_tps_at_ctx": data["measured_tps_at_ctx"],
-                "cold_ttft_ms": results.get("cold_ttft_ms"),
-                "warm_ttft_ms": results.get("warm_ttft_ms"),
-                "hit_rate": results.get("hit_rate"),
-                "decode_tokens_per_s": results.get("decode_tokens_per_s"),
-                "speedup": results.get("speedup"),
+                **headline,
                 "publisher": source["publisher"],
                 "source_url": source.get("url"),
                 "published": source.get("published"),

@@ -20,6 +20,7 @@ from kvrecords.checks.hardware import HardwareCatalog
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import SCHEMA_DIR, DatasetFile, discover
 from kvrecords.dataset.models import model_from_data
+from kvrecords.dataset.records import headline_figures
 from kvrecords.dataset.schemas import schema_problems
 from kvrecords.kv.arithmetic import group_cost, kv_report, parse_element_type
 from kvrecords.kv.geometry import LeafGroup, Model, Parallel
@@ -319,7 +320,7 @@ def _read_record(
         row=export_row(data, model, record_file.display),
         data=data,
         placement=placement(data["methodology"]["hardware"], hardware, families),
-        speedup=speedup_of(data.get("results", {})),
+        speedup=speedup_of(headline_figures(data)),
         explanation=tuple(
             ExplainLine(line, bool(ASSUMED.search(line))) for line in text.split("\n")
         ),

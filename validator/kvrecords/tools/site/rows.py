@@ -10,7 +10,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from kvrecords.dataset.records import basis_report
+from kvrecords.dataset.records import basis_report, headline_figures
 from kvrecords.dataset.release import DATASET_VERSION
 from kvrecords.kv.geometry import Model, Parallel
 
@@ -39,7 +39,6 @@ def export_row(data: dict[str, Any], model: Model, display: str) -> dict[str, An
     context = basis.get("context_tokens")
     methodology = data["methodology"]
     source, hardware = methodology["source"], methodology["hardware"]
-    results = data.get("results", {})
     return {
         "id": data["id"],
         "title": data.get("title"),
@@ -62,11 +61,7 @@ def export_row(data: dict[str, Any], model: Model, display: str) -> dict[str, An
         "fixed_state_bytes": _whole(report.fixed_state_bytes),
         "measured_ttft_ms_at_ctx": data["measured_ttft_ms_at_ctx"],
         "measured_tps_at_ctx": data["measured_tps_at_ctx"],
-        "cold_ttft_ms": results.get("cold_ttft_ms"),
-        "warm_ttft_ms": results.get("warm_ttft_ms"),
-        "hit_rate": results.get("hit_rate"),
-        "decode_tokens_per_s": results.get("decode_tokens_per_s"),
-        "speedup": results.get("speedup"),
+        **headline_figures(data),
         "publisher": source["publisher"],
         "source_url": source.get("url"),
         "published": source.get("published"),
