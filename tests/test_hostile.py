@@ -171,9 +171,7 @@ def test_the_seed_read_back_is_still_valid_after_hostile_neighbours(dataset: Pat
     # per-file failures never stop the rest of the run
     for name, (content, _) in HOSTILE.items():
         write(dataset, name, content)
-    (dataset / SEED).write_text(
-        (dataset / SEED).read_text().replace("stated: 23x", "stated: 24x")
-    )
+    (dataset / SEED).write_text((dataset / SEED).read_text().replace("stated: 23x", "stated: 24x"))
     problems = validate(dataset).problems
     assert ("KV402", SEED.as_posix()) in {(p.code, p.path) for p in problems}
     assert {p.path for p in problems} >= {f"records/kv-efficiency/{name}.yaml" for name in HOSTILE}

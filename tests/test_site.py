@@ -248,7 +248,9 @@ def test_seed_record_page_keeps_its_hit_rate_and_four_days(site: Path) -> None:
     assert "hit_rate (single): min 0.43, max 0.45" in text
     assert "duration: days 4" in text
     # a null result shows why it is null
-    assert "decode at context (tokens/s) not stated The post does not publish decode tokens/s." in text
+    assert (
+        "decode at context (tokens/s) not stated The post does not publish decode tokens/s." in text
+    )
 
 
 def test_a_null_setup_or_source_field_says_why_where_it_stands(site: Path) -> None:

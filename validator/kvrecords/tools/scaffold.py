@@ -360,7 +360,9 @@ def _no_file(root: Path, folder: str, answer: str, keys: tuple[str, ...]) -> str
 
 def _techniques(root: Path) -> set[str]:
     schema = load_schema(root, "record")
-    return set(schema["properties"]["techniques"]["items"]["enum"])
+    # While format-1 records remain, the record schema holds each format under $defs.
+    properties = schema.get("properties") or schema["$defs"]["record_format_2"]["properties"]
+    return set(properties["techniques"]["items"]["enum"])
 
 
 def _issue_slug(inputs: ScaffoldInputs) -> str:
