@@ -337,8 +337,8 @@ def test_explain_the_seed() -> None:
     for expected in [
         "bytes per token: 16 layers x 4 kv heads x (256 + 256) x 2 B = 65,536 B/token",
         "KV at context: 65,536 B/token x 150,000 tokens = 9,830,400,000 B (9.16 GiB)",
-        "speedup: 53,200 / 2,300 = 23.1304x (stated 23x)",
-        "prefill rate: 150,000 tokens / 53.2 s (cold TTFT) = 2,819.5 tok/s",
+        "speedup of ttft_ms (single), cold -> warm: 53,200 / 2,300 = 23.1304x (stated 23x)",
+        "cold: prefill rate: 150,000 tokens / 53.2 s = 2,819.5 tok/s",
         "parameters: 27B total, 27B active",
         "fp16 dense peak 419 TFLOP/s (peak_dense_tflops.fp16_fp16_accumulate 419",
         "= 21.73 GiB is 68% of 1 x 31.84 GiB",

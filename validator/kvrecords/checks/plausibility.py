@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 from kvrecords.checks.context import RecordContext
 from kvrecords.checks.hardware import HardwareCatalog, HardwareState
 from kvrecords.dataset.document import JsonPath, dotted
-from kvrecords.dataset.records import bases, basis_report, named_basis
+from kvrecords.dataset.records import bases, basis_report, measured, named_basis, runs
 from kvrecords.kv.arithmetic import KvReport, kv_report, parse_element_type
 from kvrecords.kv.geometry import Attention, MultiHeadLatent, ParameterCount
 from kvrecords.kv.hardware import Hardware
@@ -642,10 +642,25 @@ def _attended(window: int | None, context: int) -> tuple[Fraction, str]:
     return attended, f"{window:,} x (2 x {context:,} - {window:,}) / (2 x {context:,})"
 
 
+def _cold_ttft_path(data: dict[str, Any]) -> JsonPath:
+    """Where the TTFT of a full prefill at the basis's context stands: a format-2 run that
+    reuses nothing (no hit rate), at that context; else format 1's results.cold_ttft_ms."""
+    context = data["kv_bytes_basis"].get("context_tokens")
+    for run in runs(data):
+        at_context = run.stated.get("context_tokens", context) == context
+        cold = measured(run, "ttft_ms")
+        techniques = run.stated.get("techniques", data.get("techniques", []))
+        reuses = run.stated["role"] == "treatment" and set(techniques) & set(PREFIX_REUSE)
+        if at_context and cold is not None and measured(run, "hit_rate") is None and not reuses:
+            return cold.value_path
+    return ("results", "cold_ttft_ms")
+
+
 def _ttft(record: RecordContext) -> tuple[JsonPath, Fraction] | str:
-    cold = _measured(_find(record.data, "results", "cold_ttft_ms"), lenient_high=True)
+    cold_path = _cold_ttft_path(record.data)
+    cold = _measured(_find(record.data, *cold_path), lenient_high=True)
     if cold is not None:
-        return ("results", "cold_ttft_ms"), cold
+        return cold_path, cold
     reuse = [t for t in record.data.get("techniques", []) if t in PREFIX_REUSE]
     measured = _measured(record.data.get("measured_ttft_ms_at_ctx"), lenient_high=True)
     if measured is None:
