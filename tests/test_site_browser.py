@@ -202,7 +202,7 @@ def test_record_link_opens_the_recomputation(browser: WebDriver, site: Path) -> 
 def test_record_page_shows_notes_and_why_each_null_is_null(browser: WebDriver, site: Path) -> None:
     browser.get((site / "records" / "vllm-qwen38-27b-apc-150k-rtx5090.html").as_uri())
     headings = [h.text for h in browser.find_elements(By.TAG_NAME, "h2")]
-    for heading in ("Workload", "Results", "Further observations", "Notes", "Confidence"):
+    for heading in ("Workload", "Results", "Notes", "Confidence"):
         assert heading in headings
     notes = browser.find_element(By.XPATH, "//h2[.='Notes']/following-sibling::p[1]")
     assert notes.is_displayed()
