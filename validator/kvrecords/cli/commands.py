@@ -958,6 +958,50 @@ def rules(markdown: bool) -> None:
 
 
 @cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Change nothing; list the format-1 records and exit 1 if there are any.",
+)
+def migrate(paths: tuple[Path, ...], check: bool) -> None:
+    """Rewrite format-1 records (every record when no PATH is given) as format 2.
+
+    Every figure is carried over with the text it was written with; a figure under a name no
+    metric holds leaves its record unchanged and is listed. Exit 1 when a record could not be
+    migrated (or, with --check, when one is format 1).
+    """
+    from kvrecords.dataset.layout import discover
+    from kvrecords.tools.migrate import migrate_file, write_migration
+
+    root = Path.cwd()
+    files = list(paths) or [found.path for found in discover(root, "record")]
+    failed = False
+    for path in files:
+        migration = migrate_file(path, root)
+        if migration.text is None and not migration.unplaced:
+            if migration.summary != "is format 2 already":
+                click.echo(f"{migration.display}: {migration.summary}")
+                failed = True
+            continue
+        if migration.unplaced:
+            failed = True
+            click.echo(f"{migration.display}: not migrated; no metric holds:")
+            for figure in migration.unplaced:
+                click.echo(f"  {figure}")
+            continue
+        if check:
+            failed = True
+            click.echo(f"{migration.display}: format 1 (kvrecords migrate {migration.display})")
+            continue
+        write_migration(path, migration)
+        click.echo(f"migrated {migration.display}: {migration.summary}")
+    if not check:
+        click.echo("check the runs against the source, then: kvrecords validate")
+    sys.exit(1 if failed else 0)
+
+
+@cli.command()
 @click.option("--markdown", is_flag=True, help="Print docs/metrics.md.")
 def metrics(markdown: bool) -> None:
     """List the metric vocabulary a run's metrics are named from."""
