@@ -13,6 +13,7 @@ from kvrecords.dataset.release import DATASET_VERSION
 from kvrecords.tools.export import (
     COLUMN_TYPES,
     COLUMNS,
+    METRIC_COLUMNS,
     RECORD_COLUMNS,
     record_table,
     rows,
@@ -153,7 +154,11 @@ def test_the_data_package_validates_with_frictionless(dataset: Path, tmp_path: P
     descriptor = json.loads((folder / "datapackage.json").read_text(encoding="utf-8"))
     assert descriptor["version"] == DATASET_VERSION
     assert descriptor["licenses"][0]["name"] == "CC-BY-4.0"
-    (resource,) = descriptor["resources"]
+    resource, metrics = descriptor["resources"]
+    assert (resource["name"], metrics["name"]) == ("records", "metrics")
+    assert metrics["schema"]["primaryKey"] == ["record_id", "figure"]
+    metrics_csv = (folder / "metrics.csv").read_text(encoding="utf-8")
+    assert metrics_csv == export("--format", "csv", "--metrics", cwd=dataset).stdout
     # the package's CSV is the CSV export, byte for byte
     csv_text = (folder / "records.csv").read_text(encoding="utf-8")
     assert csv_text == export("--format", "csv", cwd=dataset).stdout
@@ -182,8 +187,55 @@ def test_frictionless_catches_a_table_that_breaks_its_schema(dataset: Path, tmp_
 
 
 def test_every_column_has_a_known_type_and_a_description() -> None:
-    assert all(c.type in COLUMN_TYPES and c.description for c in RECORD_COLUMNS)
-    assert len(set(COLUMNS)) == len(COLUMNS)
+    for columns in (RECORD_COLUMNS, METRIC_COLUMNS):
+        assert all(c.type in COLUMN_TYPES and c.description for c in columns)
+        names = [c.name for c in columns]
+        assert len(set(names)) == len(names)
+
+
+def test_metrics_export_has_one_row_per_figure_of_each_run(dataset: Path) -> None:
+    result = export("--format", "csv", "--metrics", cwd=dataset)
+    assert result.returncode == 0, result.stderr
+    table = list(csv.DictReader(io.StringIO(result.stdout)))
+    seed = [row for row in table if row["record_id"] == SEED_ID]
+    # the seed: cold TTFT; warm TTFT and hit rate; four days: prompt and generated tokens and
+    # the aggregate hit rate; reused documents' hit rate; and the 23x speedup
+    assert [(r["run_id"], r["kind"], r["metric"], r["statistic"], r["value"]) for r in seed] == [
+        ("cold", "measured", "ttft_ms", "single", "53200"),
+        ("warm", "measured", "ttft_ms", "single", "2300"),
+        ("warm", "measured", "hit_rate", "single", "0.935"),
+        ("four-days-mixed", "measured", "prompt_tokens", "total", "~78000000"),
+        ("four-days-mixed", "measured", "generated_tokens", "total", "~5900000"),
+        ("four-days-mixed", "measured", "hit_rate", "single", "0.43-0.45"),
+        ("four-days-reused-documents", "measured", "hit_rate", "single", "0.7-0.9"),
+        ("warm", "speedup", "ttft_ms", "single", "23"),
+    ]
+    assert [row["figure"] for row in seed] == [str(n) for n in range(1, 9)]
+    cold, warm, hit = seed[:3]
+    assert (cold["techniques"], warm["techniques"]) == (
+        "baseline",
+        "prefix_caching;hybrid_linear_attention",
+    )
+    assert (hit["unit"], hit["definition"], hit["context"]) == ("fraction", "tokens/run", "150000")
+    assert seed[3]["accelerator_count"] == "4" and seed[3]["context"] == ""
+    assert (seed[-1]["compared_with"], seed[-1]["value_as_written"]) == ("cold", "23x")
+    lines = export("--format", "jsonl", "--metrics", cwd=dataset).stdout.splitlines()
+    assert len(lines) == len(table)
+    assert json.loads(lines[0])["value"] is not None
+    refused = export("--format", "markdown", "--metrics", cwd=dataset)
+    assert refused.returncode == 2 and "not markdown" in refused.stderr
+
+
+def test_metrics_parquet_keeps_bounds_and_ranges_typed(dataset: Path, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "metrics.parquet"
+    result = export("--format", "parquet", "--metrics", "--output", str(out), cwd=dataset)
+    assert result.returncode == 0, result.stderr
+    rows_back = pq.read_table(out).to_pylist()
+    seed = [row for row in rows_back if row["record_id"] == SEED_ID]
+    assert seed[5]["value"] == {"value": None, "about": None, "min": 0.43, "max": 0.45}
+    assert seed[7]["value"] == {"value": 23.0, "about": None, "min": None, "max": None}
 
 
 def test_an_output_that_cannot_be_written_is_refused_by_name(dataset: Path, tmp_path: Path) -> None:

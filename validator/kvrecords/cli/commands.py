@@ -753,20 +753,32 @@ def explain(record: Path) -> None:
     type=click.Path(path_type=Path),
     help="Write to a file (a folder for datapackage) instead of standard output.",
 )
-def export(output_format: str, output: Path | None) -> None:
+@click.option(
+    "--metrics",
+    is_flag=True,
+    help="One row per record x run x metric (and per comparison between runs) instead of one "
+    "per record; not with --format markdown.",
+)
+def export(output_format: str, output: Path | None, metrics: bool) -> None:
     """The dataset, one row per record: measured figures, recomputed KV figures, model,
-    hardware, engine, technique, source and confidence. Every row carries the dataset version.
+    hardware, engine, technique, source and confidence; with --metrics, one row per measured
+    figure with its run's configuration. Every row carries the dataset version.
 
     Refused (exit 1) while the dataset has errors: run kvrecords validate.
     """
-    from kvrecords.tools.export import RENDERERS, rows
+    from kvrecords.tools.export import METRIC_COLUMN_NAMES, RENDERERS, metric_rows, rows, to_csv
 
     if output_format in ("parquet", "datapackage"):
-        _export_files(output_format, output)
+        _export_files(output_format, output, metrics)
         return
+    if metrics and output_format == "markdown":
+        _fail("--metrics writes csv, json, jsonl, parquet or datapackage, not markdown")
     root = _clean_root()
-    table = rows(root)
-    text = RENDERERS[output_format](table)
+    table = metric_rows(root) if metrics else rows(root)
+    if metrics and output_format == "csv":
+        text = to_csv(table, METRIC_COLUMN_NAMES)
+    else:
+        text = RENDERERS[output_format](table)
     if output is None:
         click.echo(text, nl=False)
     else:
@@ -776,12 +788,14 @@ def export(output_format: str, output: Path | None) -> None:
             write_atomically(output, text)
         except OSError as error:
             _fail(f"{output}: {error.strerror or error}")
-        click.echo(f"wrote {counted(len(table), 'record')} to {output}", err=True)
+        noun = "figure" if metrics else "record"
+        click.echo(f"wrote {counted(len(table), noun)} to {output}", err=True)
 
 
-def _export_files(output_format: str, output: Path | None) -> None:
-    """The typed outputs: a Parquet file, or a data package folder."""
-    from kvrecords.tools.export import record_table
+def _export_files(output_format: str, output: Path | None, metrics: bool) -> None:
+    """The typed outputs: a Parquet file (the record or the metric table), or a data package
+    folder (both tables)."""
+    from kvrecords.tools.export import metric_table, record_table
     from kvrecords.tools.tables import (
         MissingDependency,
         require_pyarrow,
@@ -795,12 +809,14 @@ def _export_files(output_format: str, output: Path | None) -> None:
     try:
         if output_format == "parquet":
             require_pyarrow()  # before the dataset is read
-        table = record_table(_clean_root())
+        root = _clean_root()
         if output_format == "parquet":
+            table = metric_table(root) if metrics else record_table(root)
             write_parquet(table, output)
-            click.echo(f"wrote {counted(len(table.rows), 'record')} to {output}", err=True)
+            noun = "figure" if metrics else "record"
+            click.echo(f"wrote {counted(len(table.rows), noun)} to {output}", err=True)
         else:
-            written = write_datapackage([table], output)
+            written = write_datapackage([record_table(root), metric_table(root)], output)
             click.echo(f"wrote {', '.join(str(path) for path in written)}", err=True)
     except MissingDependency as error:
         _fail(str(error))

@@ -18,8 +18,9 @@ from typing import Any, NamedTuple
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import discover
 from kvrecords.dataset.models import load_model_file
-from kvrecords.dataset.records import basis_report, headline_figures
+from kvrecords.dataset.records import basis_report, headline_figures, runs
 from kvrecords.dataset.release import DATASET_VERSION
+from kvrecords.kv.metrics import BY_NAME
 from kvrecords.kv.units import format_exact, format_in_unit
 
 FORMATS = ("csv", "json", "jsonl", "markdown")
@@ -42,8 +43,8 @@ COLUMN_TYPES = {
     "boolean": "true or false",
     "strings": "a list of texts (in CSV joined with ;)",
     "measured": (
-        "a figure as the source gives it: a number, an approximate value {about: x} or a range "
-        "{min: a, max: b} (in CSV x, ~x or a-b)"
+        "a figure as the source gives it: a number, an approximate value {about: x}, a range "
+        "{min: a, max: b} or a bound {max: x} / {min: x} (in CSV x, ~x, a-b, <=x or >=x)"
     ),
 }
 RECORD_COLUMNS = (
@@ -191,7 +192,8 @@ def record_table(root: Path) -> Table:
 
 
 def _flat(value: Any) -> str:
-    """A cell for CSV and Markdown: ranges as a-b, approximate values as ~x, lists joined."""
+    """A cell for CSV and Markdown: ranges as a-b, approximate values as ~x, bounds as <=x or
+    >=x, one statistic of a distribution as `median x`, lists joined."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -201,7 +203,10 @@ def _flat(value: Any) -> str:
     if isinstance(value, dict):
         if "about" in value:
             return f"~{value['about']}"
-        return f"{value['min']}-{value['max']}"
+        if set(value) == {"min", "max"}:
+            return f"{value['min']}-{value['max']}"
+        ((key, inner),) = value.items()
+        return {"max": f"<={inner}", "min": f">={inner}"}.get(key, f"{key} {inner}")
     return str(value)
 
 
@@ -220,6 +225,176 @@ def to_json(table: list[dict[str, Any]]) -> str:
 
 def to_jsonl(table: Iterable[dict[str, Any]]) -> str:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in table)
+
+
+METRIC_COLUMNS = (
+    Column("record_id", "string", "The record's id, kv-efficiency/<slug>.", True),
+    Column(
+        "figure",
+        "integer",
+        "The figure's place in its record: the runs' metrics in order, then the comparisons.",
+        True,
+    ),
+    Column("run_id", "string", "The run's id, unique in its record.", True),
+    Column("run_label", "string", "What the run is, in a few words.", True),
+    Column("role", "string", "baseline, treatment or only.", True),
+    Column(
+        "kind",
+        "string",
+        "measured (a metric of the run), or speedup, ratio or change (a comparison the source "
+        "states from compared_with to this run, recomputed by the validator).",
+        True,
+    ),
+    Column(
+        "metric", "string", "The metric's name from docs/metrics.md (its unit in the name).", True
+    ),
+    Column("unit", "string", "The metric's unit; x for a speedup or ratio, % for a change.", True),
+    Column("statistic", "string", "single, mean, median, p50...p99.9, min, max or total.", True),
+    Column(
+        "value",
+        "measured",
+        "The value as the source gives it: a number, {about: x}, {min: a, max: b}, or a bound "
+        "{max: x} (under x) / {min: x} (over x). Fractions, not percentages.",
+    ),
+    Column(
+        "value_as_written",
+        "string",
+        "A byte figure with its unit (1.5 GiB), or a comparison as written (23x).",
+    ),
+    Column("compared_with", "string", "For a comparison: the run it is compared from."),
+    Column(
+        "definition", "string", "For a hit rate: what it counts and over what window (tokens/run)."
+    ),
+    Column("scope", "string", "For engine-reported KV and rates: per_request, pool, per_device..."),
+    Column("benchmark", "string", "For a quality metric: the benchmark or corpus."),
+    Column("baseline_value", "measured", "For a quality metric: the value without the technique."),
+    Column(
+        "context", "string", "Prompt tokens per request: exact, ~x, a-b or a statistic (median x)."
+    ),
+    Column(
+        "concurrency",
+        "string",
+        "Concurrent requests: a number, unbounded, or empty when not stated.",
+    ),
+    Column("model", "string", "The model's id (the record's unless the run names another).", True),
+    Column("accelerator", "string", "The accelerator's id."),
+    Column("accelerator_count", "integer", "Number of accelerators."),
+    Column("engine", "string", "The inference engine.", True),
+    Column("techniques", "strings", "Techniques on in the run."),
+    Column("stated_as", "string", "The source's own words for the figure."),
+    Column("dataset_version", "string", "The dataset release the row comes from.", True),
+)
+METRIC_COLUMN_NAMES = tuple(column.name for column in METRIC_COLUMNS)
+
+
+def metric_rows(root: Path) -> list[dict[str, Any]]:
+    """One row per record x run x metric, and one per comparison. The dataset must validate."""
+    return _numbered(_figure_rows(root))
+
+
+def _figure_rows(root: Path) -> list[dict[str, Any]]:
+    result = []
+    for record_file in discover(root, "record"):
+        document = read_document(record_file.path, record_file.display)
+        assert isinstance(document, Document)  # export runs on a validated dataset
+        data = document.data
+        by_id = {run.id: run for run in runs(data)}
+        for run in by_id.values():
+            setting = _run_setting(data, run.stated)
+            for metric in run.stated.get("metrics", []):
+                result.append({**setting, **_metric_cells(metric)})
+        for comparison in data.get("comparisons", []):
+            to_run = by_id[comparison["to"]]
+            stated = str(comparison["stated"])
+            digits = stated.lstrip("~").rstrip("x%").replace(",", "")
+            number = float(digits) if "." in digits else int(digits)
+            value: Any = {"about": number} if stated.startswith("~") else number
+            cells = dict.fromkeys(
+                ("definition", "scope", "benchmark", "baseline_value", "stated_as")
+            )
+            cells.update(
+                kind=comparison["kind"],
+                metric=comparison["metric"],
+                unit="%" if comparison["kind"] == "change" else "x",
+                statistic=comparison["statistic"],
+                value=value,
+                value_as_written=stated,
+                compared_with=comparison["from"],
+                stated_as=comparison.get("stated_as"),
+            )
+            result.append({**_run_setting(data, to_run.stated), **cells})
+    return result
+
+
+def _numbered(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each row with its place among its record's figures, in column order."""
+    place: dict[str, int] = {}
+    numbered = []
+    for row in rows:
+        place[row["record_id"]] = place.get(row["record_id"], 0) + 1
+        cells = {**row, "figure": place[row["record_id"]]}
+        numbered.append({name: cells[name] for name in METRIC_COLUMN_NAMES})
+    return numbered
+
+
+def _run_setting(data: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+    """The columns that say which configuration a figure was measured in."""
+    methodology = data["methodology"]
+    hardware = run.get("hardware") or methodology["hardware"]
+    engine = run.get("engine") or methodology["engine"]
+    context = (
+        run["context_tokens"]
+        if "context_tokens" in run
+        else data["kv_bytes_basis"].get("context_tokens")
+    )
+    concurrency = run["concurrency"] if "concurrency" in run else methodology.get("concurrency")
+    default_techniques = ["baseline"] if run["role"] == "baseline" else data.get("techniques", [])
+    return {
+        "record_id": data["id"],
+        "run_id": run["id"],
+        "run_label": run["label"],
+        "role": run["role"],
+        "context": _flat(context) or None,
+        "concurrency": None if concurrency is None else str(concurrency),
+        "model": run.get("model", data["model"]),
+        "accelerator": hardware.get("accelerator"),
+        "accelerator_count": hardware.get("count"),
+        "engine": engine["name"],
+        "techniques": run.get("techniques", default_techniques),
+        "dataset_version": DATASET_VERSION,
+    }
+
+
+def _metric_cells(metric: dict[str, Any]) -> dict[str, Any]:
+    value = metric["value"]
+    definition = metric.get("definition")
+    return {
+        "kind": "measured",
+        "metric": metric["name"],
+        "unit": BY_NAME[metric["name"]].unit,
+        "statistic": metric["statistic"],
+        "value": None if isinstance(value, str) else value,
+        "value_as_written": value if isinstance(value, str) else None,
+        "compared_with": None,
+        "definition": f"{definition['counted_in']}/{definition['window']}" if definition else None,
+        "scope": metric.get("scope"),
+        "benchmark": metric.get("benchmark"),
+        "baseline_value": metric.get("baseline_value"),
+        "stated_as": metric.get("stated_as"),
+    }
+
+
+def metric_table(root: Path) -> Table:
+    """The per-metric table: ``metric_rows`` with the description of its columns."""
+    return Table(
+        "metrics",
+        "KV-cache efficiency measurements, one per metric",
+        "One row per record x run x metric (and per comparison a source states between two "
+        "runs), with the run's configuration.",
+        METRIC_COLUMNS,
+        ("record_id", "figure"),
+        metric_rows(root),
+    )
 
 
 def _bytes(value: int | None) -> str:

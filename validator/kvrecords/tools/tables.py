@@ -32,7 +32,7 @@ PACKAGE_NAME = "kv-efficiency-records"
 PARQUET_EXTRA = "pip install 'kv-efficiency-records[parquet]'"
 _NUMBER = r"-?\d+(\.\d+)?([eE][-+]?\d+)?"
 # How _flat writes a measured figure: x, ~x (approximate) or a-b (a range).
-MEASURED_PATTERN = rf"^(~?{_NUMBER}|{_NUMBER}-{_NUMBER})$"
+MEASURED_PATTERN = rf"^(~?{_NUMBER}|{_NUMBER}-{_NUMBER}|[<>]={_NUMBER})$"
 _MEASURED_PARTS = ("value", "about", "min", "max")
 
 
