@@ -848,6 +848,10 @@ def accelerator_links(data: dict[str, Any]) -> list[tuple[JsonPath, str]]:
         named = _find(observation, "hardware", "accelerator")
         if isinstance(named, str):
             links.append((("results", "observations", index, "hardware", "accelerator"), named))
+    for index, run in enumerate(_find(data, "runs") or []):
+        named = _find(run, "hardware", "accelerator")
+        if isinstance(named, str):
+            links.append((("runs", index, "hardware", "accelerator"), named))
     for index, claim in enumerate(_find(data, "kv_bytes_basis", "fit_claims") or []):
         links.append((("kv_bytes_basis", "fit_claims", index, "accelerator"), claim["accelerator"]))
     return links

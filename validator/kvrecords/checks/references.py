@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from kvrecords.dataset.document import Document, dotted
+from kvrecords.checks.context import value_at
+from kvrecords.dataset.document import Document, JsonPath, dotted
 from kvrecords.dataset.layout import ID_PATTERN, model_file
 from kvrecords.problems import Problem, Rule
 
 MODEL_LINK = Rule(
     "KV203",
     "model-link",
-    "`model` names a file models/<model>.yaml that exists: an id, never a path.",
+    "`model` (the record's, and a run's own) names a file models/<model>.yaml that exists: an "
+    "id, never a path.",
     "Every derived number is recomputed from that file; a missing or renamed model leaves "
     "the record unchecked.",
     "model: qwen3-8-27b",
@@ -51,22 +54,39 @@ PLACEHOLDER = Rule(
 PLACEHOLDER_MARK = "TODO"  # what kvrecords new writes where the contributor must write
 
 
-def model_link_problem(root: Path, document: Document, model_exists: bool) -> Problem | None:
-    """KV203: ``model`` is an id naming an existing models/<id>.yaml, never a path."""
-    model_id: str = document.data["model"]
+def model_link_problem(
+    root: Path, document: Document, model_exists: bool, path: JsonPath = ("model",)
+) -> Problem | None:
+    """KV203: the ``model`` at ``path`` is an id naming an existing models/<id>.yaml, never a
+    path."""
+    model_id: str = value_at(document.data, path)
     if not ID_PATTERN.fullmatch(model_id):
         message = (
             f"model {model_id!r} must be a model id naming models/<id>.yaml "
             "(lowercase letters, digits, dots, hyphens), never a path"
         )
-        return document.problem(MODEL_LINK, ("model",), message)
+        return document.problem(MODEL_LINK, path, message)
     if model_exists:
         return None
     display = f"models/{model_id}.yaml"
     reason = (
         "is a dangling symlink" if model_file(root, model_id).is_symlink() else "does not exist"
     )
-    return document.problem(MODEL_LINK, ("model",), f"model {model_id!r}: {display} {reason}")
+    return document.problem(MODEL_LINK, path, f"model {model_id!r}: {display} {reason}")
+
+
+def run_model_problems(
+    root: Path, document: Document, model_exists: Callable[[str], bool]
+) -> list[Problem]:
+    """KV203 for each run that names a model of its own."""
+    problems = []
+    for index, run in enumerate(document.data.get("runs", [])):
+        if "model" in run:
+            exists = bool(ID_PATTERN.fullmatch(run["model"])) and model_exists(run["model"])
+            problem = model_link_problem(root, document, exists, ("runs", index, "model"))
+            if problem is not None:
+                problems.append(problem)
+    return problems
 
 
 def broken_model_problem(document: Document, model_display: str) -> Problem:

@@ -23,6 +23,7 @@ from kvrecords.checks.references import (
     model_link_problem,
     null_reason_problems,
     placeholder_problems,
+    run_model_problems,
 )
 from kvrecords.checks.registry import record_problems
 from kvrecords.dataset.document import MAX_FILE_BYTES, Document, parse_document
@@ -337,6 +338,9 @@ def check_record_file(
     model_id: str = document.data["model"]
     state = state_of(model_id) if ID_PATTERN.fullmatch(model_id) else None
     link = model_link_problem(root, document, state is not None)
+    problems += run_model_problems(
+        root, document, lambda run_model: state_of(run_model) is not None
+    )
     if link is not None or state is None:
         return [*problems, *([link] if link else [])]
     if state.model is None or any(p.severity == "error" for p in state.problems):
