@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 from conftest import REPO, run_cli
+from kvrecords.runner.validate import validate
 
 
 def with_docs(dataset: Path) -> Path:
@@ -52,3 +53,24 @@ def test_docs_is_refused_while_the_dataset_has_errors(dataset: Path) -> None:
     assert done.returncode == 1
     assert done.stderr.startswith("kvrecords: the dataset has 11 errors; run kvrecords validate")
     assert (root / "docs/dataset.md").read_text() == (REPO / "docs/dataset.md").read_text()
+
+
+def test_the_two_run_example_in_contributing_validates(dataset: Path) -> None:
+    """The runs CONTRIBUTING shows, put in the seed, pass; a wrong speedup there is caught."""
+    text = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    section = text[text.index("### Runs, metrics and comparisons") :]
+    example = section[section.index("```yaml\n") + 8 : section.index("```\n", 8)]
+    seed = dataset / "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml"
+    record = seed.read_text(encoding="utf-8")
+    start, end = record.index("runs:\n"), record.index("notes: >-")
+    record = record[:start] + example + record[end:]
+    record = record.replace("measured_ttft_ms_at_ctx: 2300", "measured_ttft_ms_at_ctx: 6650")
+    record = record.replace(
+        "  - field: runs[2].context_tokens\n    reason: The post gives no prompt lengths for the four days of mixed traffic.\n  - field: runs[3].context_tokens\n    reason: The post gives no prompt lengths for the reused documents.\n",
+        "",
+    )
+    seed.write_text(record, encoding="utf-8")
+    assert validate(dataset, [seed]).problems == []
+    seed.write_text(record.replace("stated: 2.4x", "stated: 2.5x"), encoding="utf-8")
+    (problem,) = validate(dataset, [seed]).problems
+    assert (problem.code, problem.message) == ("KV402", "speedup is 2.5x; 15,900 / 6,650 = 2.391x")
