@@ -24,7 +24,15 @@ from kvrecords.checks.measurements import (
 from kvrecords.dataset.document import JsonPath, dotted
 from kvrecords.dataset.records import Measured, Run, basis_report, measured, run_by_id, runs
 from kvrecords.kv.metrics import BY_NAME, nearest_metric
-from kvrecords.kv.units import Written, agrees, format_exact, format_number, parse_ratio
+from kvrecords.kv.units import (
+    Written,
+    agrees,
+    format_exact,
+    format_in_unit,
+    format_number,
+    parse_byte_quantity,
+    parse_ratio,
+)
 from kvrecords.problems import Problem, Rule
 
 RUN_REFERENCES = Rule(
@@ -66,7 +74,29 @@ HEADLINE = Rule(
     "'warm' gives ttft_ms 2,300",
 )
 
+ENGINE_REPORTED = Rule(
+    "KV804",
+    "engine-reported",
+    "A kv_bytes_reported metric with engine_accounting equals what the engine model computes "
+    "for the run's engine, version, model and those settings (`kvrecords kv --engine`), at the "
+    "precision written; an engine, version or model the engine model does not cover warns.",
+    "An engine's printed size is evidence a reader can reproduce; it differs from the logical "
+    "bytes by padding, blocks and scales, so it is checked against the engine's own accounting, "
+    "not against kv_at_context.",
+    "metrics:\n  - name: kv_bytes_reported\n    value: 1088.00 MiB\n    engine_accounting:\n"
+    "      context_tokens: 8192\n      options: {cache_type_k: q8_0, cache_type_v: q8_0}",
+    "value: 1024.00 MiB\n# KV804 kv_bytes_reported is 1024.00 MiB; llamacpp (latest) allocates "
+    "1,140,850,688 B = 1088.00 MiB",
+)
+
 _DECODE_METRICS = ("decode_tokens_per_s", "output_tokens_per_s")
+# Engine names as records write them, to the engine models' names.
+_ENGINE_MODELS = {
+    "llama.cpp": "llamacpp",
+    "llamacpp": "llamacpp",
+    "vllm": "vllm",
+    "sglang": "sglang",
+}
 
 
 class Bounds(NamedTuple):
@@ -482,6 +512,123 @@ def check_run_derivations(record: RecordContext) -> Iterator[Problem]:
             yield record.problem(derivation.rule, derivation.path, message)
 
 
+# ---- KV804: what the engine printed ------------------------------------------------------------
+
+
+class EngineCheck(NamedTuple):
+    """A kv_bytes_reported metric against the engine model: the bytes each candidate accounting
+    gives (one per version the record allows), or why none was computed."""
+
+    item: Measured
+    candidates: tuple[tuple[int, str], ...]  # (bytes, working) per accounting tried
+    why_not: str = ""  # why no accounting was computed
+    version_assumed: bool = False  # no version stated or mapped: the latest accounting only
+
+
+def engine_checks(record: RecordContext) -> list[EngineCheck]:
+    """Every engine-reported KV size that states its engine accounting, recomputed."""
+    found = []
+    methodology = record.data["methodology"]
+    for run in runs(record.data):
+        for index, metric in enumerate(run.stated.get("metrics", [])):
+            accounting = metric.get("engine_accounting")
+            if metric["name"] != "kv_bytes_reported" or accounting is None:
+                continue
+            item = Measured(run, index, metric)
+            engine = run.stated.get("engine") or methodology["engine"]
+            name = _ENGINE_MODELS.get(engine["name"])
+            if name is None:
+                found.append(EngineCheck(item, (), f"no engine model for {engine['name']}"))
+            elif "model" in run.stated and run.stated["model"] != record.data["model"]:
+                why = f"the engine model is run on {record.model_display} only"
+                found.append(EngineCheck(item, (), why))
+            else:
+                found.append(_engine_check(record, item, name, engine.get("version"), accounting))
+    return found
+
+
+def _engine_check(
+    record: RecordContext,
+    item: Measured,
+    name: str,
+    stated_version: str | None,
+    accounting: dict[str, Any],
+) -> EngineCheck:
+    """The accountings a record allows: the one ``engine_accounting.version`` names; else for
+    llama.cpp every era (builds are not mapped to eras, so the reading most favourable to the
+    record), for the others the engine's stated release, or the latest accounting when none is
+    stated."""
+    from kvrecords.kv.engines import EngineError, engine_report
+    from kvrecords.kv.engines.llamacpp import ERAS
+
+    versions: list[str] = [accounting["version"]] if "version" in accounting else []
+    assumed = False
+    if not versions and name == "llamacpp":
+        versions = list(ERAS)
+    elif not versions:
+        versions, assumed = ([stated_version], False) if stated_version else (["latest"], True)
+    candidates = []
+    errors = []
+    for version in versions:
+        try:
+            report = engine_report(
+                record.model,
+                name,
+                accounting["context_tokens"],
+                version,
+                **accounting.get("options", {}),
+            )
+        except (EngineError, TypeError) as error:
+            errors.append(f"{name} {version}: {error}")
+            continue
+        if report.engine_kv_bytes is not None:
+            parts = "; ".join(f"{part.name}: {part.how}" for part in report.parts)
+            candidates.append(
+                (report.engine_kv_bytes, f"{name} ({report.version}) allocates {parts}")
+            )
+    if candidates:
+        return EngineCheck(item, tuple(candidates), version_assumed=assumed)
+    return EngineCheck(item, (), "; ".join(errors) or f"{record.model_display} lacks a dimension")
+
+
+def check_engine_reported(record: RecordContext) -> Iterator[Problem]:
+    """KV804: each engine-reported KV size with its accounting agrees with the engine model."""
+    for check in engine_checks(record):
+        path = check.item.value_path
+        if not check.candidates:
+            message = f"kv_bytes_reported not checked: {check.why_not}"
+            yield record.problem(ENGINE_REPORTED, path, message)._replace(severity="warning")
+            continue
+        stated = check.item.stated["value"]
+        if any(_reported_agrees(record, path, stated, engine) for engine, _ in check.candidates):
+            continue
+        engine_bytes, working = check.candidates[-1]
+        quantity = parse_byte_quantity(stated) if isinstance(stated, str) else None
+        shown = stated if isinstance(stated, str) else _show(stated)
+        in_unit = ""
+        if quantity is not None:
+            in_unit = f" = {format_in_unit(engine_bytes, quantity.unit, quantity.number.decimals)}"
+        message = f"kv_bytes_reported is {shown}; {working} = {engine_bytes:,} B{in_unit}"
+        if len(check.candidates) > 1:
+            message += f" (and no other of the {len(check.candidates)} accountings agrees)"
+        problem = record.problem(ENGINE_REPORTED, path, message)
+        if check.version_assumed:
+            message += "; the engine version is not stated, so this is the latest accounting"
+            problem = record.problem(ENGINE_REPORTED, path, message)._replace(severity="warning")
+        yield problem
+
+
+def _reported_agrees(record: RecordContext, path: JsonPath, stated: Any, engine_bytes: int) -> bool:
+    if isinstance(stated, str):
+        quantity = parse_byte_quantity(stated)
+        assert quantity is not None  # the schema admits only byte figures as text
+        return quantity.agrees_with_bytes(Fraction(engine_bytes))
+    if isinstance(stated, dict):
+        bounds = value_bounds(record, path)
+        return isinstance(bounds, Bounds) and bounds.low <= engine_bytes <= bounds.high
+    return bool(stated == engine_bytes)
+
+
 def check_runs(record: RecordContext) -> Iterator[Problem]:
     """Every format-2 check of a record's runs, in file order of concern."""
     if "runs" not in record.data:
@@ -491,3 +638,4 @@ def check_runs(record: RecordContext) -> Iterator[Problem]:
     yield from check_headline(record)
     yield from check_comparisons(record)
     yield from check_run_derivations(record)
+    yield from check_engine_reported(record)

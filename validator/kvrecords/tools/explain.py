@@ -34,7 +34,13 @@ from kvrecords.checks.plausibility import (
     speculation,
 )
 from kvrecords.checks.registry import record_problems
-from kvrecords.checks.runs import Bounds, RunDerivation, comparisons, run_derivations
+from kvrecords.checks.runs import (
+    Bounds,
+    RunDerivation,
+    comparisons,
+    engine_checks,
+    run_derivations,
+)
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import (
     ID_PATTERN,
@@ -343,6 +349,17 @@ def _runs_section(record: RecordContext) -> list[str]:
         lines.append(f"{INDENT}{head}: {comparison.working} = {shown} (stated {stated['stated']})")
     lines.append("Derived from each run's measurements")
     lines += [_run_derivation_line(derivation) for derivation in run_derivations(record)]
+    checks = engine_checks(record)
+    if checks:
+        lines.append("What the engine printed, against the engine model")
+    for check in checks:
+        where = (
+            f"{INDENT}{check.item.run.id}: kv_bytes_reported {_flow(check.item.stated['value'])}"
+        )
+        if not check.candidates:
+            lines.append(f"{where}: not checked: {check.why_not}")
+        for engine_bytes, working in check.candidates:
+            lines.append(f"{where}: {working} = {engine_bytes:,} B")
     return lines
 
 
