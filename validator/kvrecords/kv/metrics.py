@@ -28,7 +28,7 @@ class Metric(NamedTuple):
         return self.unit in _POSITIVE_UNITS
 
 
-_POSITIVE_UNITS = frozenset({"ms", "s", "tokens/s", "requests/s", "GB/s", "bytes"})
+_POSITIVE_UNITS = frozenset({"ms", "s", "tokens/s", "requests/s", "GB/s", "bytes", "B/token"})
 
 
 METRICS: tuple[Metric, ...] = (
@@ -143,6 +143,14 @@ METRICS: tuple[Metric, ...] = (
         "KV memory the source measured or states for this run (not an engine log line).",
         lower_is_better=True,
         byte_valued=True,
+    ),
+    Metric(
+        "kv_bytes_per_token",
+        "B/token",
+        "KV bytes each token costs as the source measured or states it for this run (an "
+        "estimator's charge, a deployed format's size); the model's geometry is the basis's "
+        "bytes_per_token.",
+        lower_is_better=True,
     ),
     Metric(
         "peak_memory_bytes",
