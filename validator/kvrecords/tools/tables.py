@@ -5,7 +5,8 @@ package (``datapackage.json``, Frictionless Data's tabular data package) describ
 CSV file, the same text ``kvrecords export --format csv`` writes, with a Table Schema: a field
 per column, its type, its description and, for measured figures, the notation CSV writes them
 in. The Parquet file keeps every value typed: a measured figure is a struct of ``value``,
-``about``, ``min`` and ``max``, exactly one of them (or the pair) set, so a range or an
+``about``, ``min`` and ``max``: ``value`` for an exact figure, ``about`` for an approximate
+one, both ``min`` and ``max`` for a range and one of them for a bound, so a range, a bound or an
 approximate value is never read as an exact one. Both carry the dataset's version and licence.
 
 pyarrow is an optional dependency (``pip install 'kv-efficiency-records[parquet]'``),
@@ -31,7 +32,7 @@ from kvrecords.tools.export import COLUMN_TYPES, Column, Table, to_csv
 PACKAGE_NAME = "kv-efficiency-records"
 PARQUET_EXTRA = "pip install 'kv-efficiency-records[parquet]'"
 _NUMBER = r"-?\d+(\.\d+)?([eE][-+]?\d+)?"
-# How _flat writes a measured figure: x, ~x (approximate) or a-b (a range).
+# How _flat writes a measured figure: x, ~x (approximate), a-b (a range), <=x or >=x (a bound).
 MEASURED_PATTERN = rf"^(~?{_NUMBER}|{_NUMBER}-{_NUMBER}|[<>]={_NUMBER})$"
 _MEASURED_PARTS = ("value", "about", "min", "max")
 
