@@ -87,6 +87,19 @@ METRICS: tuple[Metric, ...] = (
         "Aggregate throughput counting prompt and output tokens per second of the run.",
     ),
     Metric(
+        "input_tokens_per_s",
+        "tokens/s",
+        "Aggregate input throughput: prompt tokens of every request per second of the run "
+        "(SGLang bench_serving's input token throughput), cached prompt tokens included.",
+    ),
+    Metric(
+        "throughput_with_reuse_ratio",
+        "ratio",
+        "A token throughput that counts prompt tokens served from cache, divided by the same "
+        "throughput counting only freshly computed tokens: how much prefix reuse inflates a "
+        "tokens/s figure.",
+    ),
+    Metric(
         "prefill_tokens_per_s",
         "tokens/s",
         "Prompt tokens processed per second in prefill (llama-bench's pp rate).",
@@ -104,6 +117,12 @@ METRICS: tuple[Metric, ...] = (
         "cached_tokens",
         "tokens",
         "Prompt tokens served from cache (per request, or total with statistic total).",
+    ),
+    Metric(
+        "kv_working_set_tokens",
+        "tokens",
+        "Tokens of KV the workload keeps for reuse in all (its working set: every shared prefix "
+        "and history it would hit), as the source sizes it; statistic total.",
     ),
     Metric(
         "kv_bytes_reported",
