@@ -31,7 +31,6 @@ from kvrecords.kv.units import (
     format_in_unit,
     format_number,
     parse_byte_quantity,
-    parse_ratio,
 )
 from kvrecords.problems import Problem, Rule
 
@@ -244,31 +243,39 @@ def _tie(
     record: RecordContext, headline: Run, field: str, names: tuple[str, ...]
 ) -> Iterator[Problem]:
     card = record.data.get(field)
-    values = [
-        metric["value"]
+    given = [
+        (metric["name"], metric["value"])
         for name in names
         for metric in headline.stated.get("metrics", [])
         if metric["name"] == name
     ]
+    # The card holds a number, {about} or a range; a bound ("over 50K tokens/s") has no place
+    # on it, so a headline run that gives only bounds leaves the card null.
+    cardable = [(name, value) for name, value in given if not _is_bound(value)]
     if card is None:
-        if values:
+        if cardable:
+            name, value = cardable[0]
             message = (
-                f"{field} is null; headline run '{headline.id}' gives {names[0]} "
-                f"{_show(values[0])}: state it"
+                f"{field} is null; headline run '{headline.id}' gives {name} {_show(value)}: "
+                "state it"
             )
             yield record.problem(HEADLINE, (field,), message)
         return
-    if card in values:
+    if any(card == value for _, value in given):
         return
-    if values:
-        given = " or ".join(_show(value) for value in values)
-        message = f"{field} is {_show(card)}; headline run '{headline.id}' gives {names[0]} {given}"
+    if given:
+        shown = " or ".join(f"{name} {_show(value)}" for name, value in given)
+        message = f"{field} is {_show(card)}; headline run '{headline.id}' gives {shown}"
     else:
         message = (
             f"{field} is {_show(card)}; headline run '{headline.id}' has no "
             f"{' or '.join(names)}: add the figure to the run, or make this null"
         )
     yield record.problem(HEADLINE, (field,), message)
+
+
+def _is_bound(value: Any) -> bool:
+    return isinstance(value, dict) and len(value) == 1 and set(value) <= {"min", "max"}
 
 
 def _show(value: Any) -> str:
@@ -338,29 +345,52 @@ def _comparison(
     return Comparison(index, stated, value._replace(approximate=approximate), working)
 
 
+class Stated(NamedTuple):
+    """A comparison as written: ``23x``, ``~23x``, ``2.35-3.47x``, ``<=4x`` (up to),
+    ``>=2x`` (at least), ``-95.7%``."""
+
+    low: Written
+    high: Written
+    form: str  # "exact", "about", "range", "max" or "min"
+    percent: bool
+
+    def half_step(self) -> Fraction:
+        decimals = max(self.low.decimals, self.high.decimals)
+        return Fraction(1, 2 * 10**decimals)
+
+
+def stated_comparison(text: str) -> Stated:
+    """A comparison's ``stated`` text, read (the schema's pattern admits only these forms)."""
+    form = "exact"
+    for prefix, name in (("~", "about"), ("<=", "max"), (">=", "min")):
+        if text.startswith(prefix):
+            form, text = name, text[len(prefix) :]
+    percent = text.endswith("%")
+    body = text[:-1]
+    sign = "-" if body.startswith("-") else ""
+    body = body.lstrip("+-")
+    low_text, _, high_text = body.partition("-")
+    if high_text:
+        form = "range"
+    low = Written(sign + low_text.replace(",", ""))
+    high = Written(sign + (high_text or low_text).replace(",", ""))
+    return Stated(low, high, form, percent)
+
+
 def check_comparisons(record: RecordContext) -> Iterator[Problem]:
     """KV402: each comparison agrees with its runs at the precision written."""
     for comparison in comparisons(record):
         if comparison.value is None:
             continue
-        written, percent, about = _written(comparison.stated["stated"])
-        value = comparison.value
-        scale = 100 if percent else 1
-        low, high = value.low * scale, value.high * scale
-        if about or value.approximate:  # "~23x": one unit of the last written digit either way
-            step = Fraction(1, 10**written.decimals)
-            agreed = low - step <= Fraction(written.value) <= high + step
-        else:
-            agreed = (
-                agrees(written, low)
-                or agrees(written, high)
-                or (low <= Fraction(written.value) <= high)
-            )
-        if agreed:
+        stated = stated_comparison(comparison.stated["stated"])
+        scale = 100 if stated.percent else 1
+        low, high = comparison.value.low * scale, comparison.value.high * scale
+        if _comparison_agrees(stated, low, high, comparison.value.approximate):
             continue
-        suffix = "%" if percent else "x"
+        suffix = "%" if stated.percent else "x"
+        decimals = max(stated.low.decimals, 4)
         shown = (
-            format_exact(low, max(written.decimals, 4))
+            format_exact(low, decimals)
             if low == high
             else f"{format_exact(low, 4)} to {format_exact(high, 4)}"
         )
@@ -371,20 +401,19 @@ def check_comparisons(record: RecordContext) -> Iterator[Problem]:
         yield record.problem(SPEEDUP, (*comparison.path, "stated"), message)
 
 
-def _written(text: str) -> tuple[Written, bool, bool]:
-    """A comparison's stated value: the number, whether a percentage, whether 'about'."""
-    about = text.startswith("~")
-    text = text.removeprefix("~")
-    if text.endswith("%"):
-        number = text[:-1]
-        sign = -1 if number.startswith("-") else 1
-        written = Written(number.lstrip("+-"))
-        if sign < 0:
-            written = Written("-" + written.text)
-        return written, True, about
-    ratio = parse_ratio(text)
-    assert ratio is not None  # the schema's pattern admits only these forms
-    return ratio, False, about
+def _comparison_agrees(stated: Stated, low: Fraction, high: Fraction, approximate: bool) -> bool:
+    """Whether the recomputed interval [low, high] can be what the source wrote."""
+    half = stated.half_step()
+    stated_low, stated_high = Fraction(stated.low.value), Fraction(stated.high.value)
+    if stated.form == "max":  # "up to 4x": the recomputation may not exceed it
+        return low < stated_high + half
+    if stated.form == "min":
+        return high >= stated_low - half
+    if stated.form == "about" or approximate:  # one unit of the last written digit either way
+        return low - 2 * half <= stated_low and stated_high <= high + 2 * half
+    if stated.form == "range":  # the stated range and the recomputed one overlap
+        return low < stated_high + half and high >= stated_low - half
+    return agrees(stated.low, low) or agrees(stated.low, high) or low <= stated_low <= high
 
 
 # ---- KV401, KV403, KV404: what a run derives from its measurements -------------------------------

@@ -11,10 +11,12 @@ import csv
 import io
 import json
 from collections.abc import Iterable
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from kvrecords.checks.runs import Stated, stated_comparison
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import discover
 from kvrecords.dataset.models import load_model_file
@@ -306,9 +308,7 @@ def _figure_rows(root: Path) -> list[dict[str, Any]]:
         for comparison in data.get("comparisons", []):
             to_run = by_id[comparison["to"]]
             stated = str(comparison["stated"])
-            digits = stated.lstrip("~").rstrip("x%").replace(",", "")
-            number = float(digits) if "." in digits else int(digits)
-            value: Any = {"about": number} if stated.startswith("~") else number
+            value = _comparison_value(stated_comparison(stated))
             cells = dict.fromkeys(
                 ("definition", "scope", "benchmark", "baseline_value", "stated_as")
             )
@@ -335,6 +335,20 @@ def _numbered(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         cells = {**row, "figure": place[row["record_id"]]}
         numbered.append({name: cells[name] for name in METRIC_COLUMN_NAMES})
     return numbered
+
+
+def _comparison_value(stated: Stated) -> Any:
+    """A comparison's stated value in the shape of a measured value."""
+    low, high = (_plain(written.value) for written in (stated.low, stated.high))
+    if stated.form == "range":
+        return {"min": low, "max": high}
+    if stated.form in ("about", "max", "min"):
+        return {stated.form: low}
+    return low
+
+
+def _plain(number: Decimal) -> int | float:
+    return int(number) if number == number.to_integral_value() else float(number)
 
 
 def _run_setting(data: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:

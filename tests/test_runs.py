@@ -1,0 +1,71 @@
+"""Comparisons as sources write them, and the card beside a headline run that gives a bound.
+
+The seed's runs: cold TTFT 53,200 ms, warm 2,300 ms, so the speedup is 53,200 / 2,300 =
+23.1304 (hand computation).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvrecords.runner.validate import validate
+
+SEED = Path("records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml")
+
+
+def with_stated(dataset: Path, stated: str) -> list[str]:
+    path = dataset / SEED
+    path.write_text(path.read_text().replace("stated: 23x", f"stated: '{stated}'"))
+    return [p.code for p in validate(dataset, [path]).problems]
+
+
+@pytest.mark.parametrize(
+    ("stated", "codes"),
+    [
+        ("23x", []),
+        ("~23x", []),  # about: one unit of the last digit either way, 22-24
+        ("~25x", ["KV402"]),
+        ("20-25x", []),  # a range that holds 23.13
+        ("24-25x", ["KV402"]),  # starts above 23.13 + 0.5
+        ("<=24x", []),  # "up to 24x"
+        ("<=22x", ["KV402"]),  # 23.13 is above 22.5
+        (">=20x", []),  # "over 20x"
+        (">=24x", ["KV402"]),  # 23.13 is below 23.5
+        ("-95.7%", ["KV402"]),  # a speedup is not a change, and 23x is not -95.7x
+    ],
+)
+def test_a_stated_comparison_is_held_to_what_it_says(
+    dataset: Path, stated: str, codes: list[str]
+) -> None:
+    assert with_stated(dataset, stated) == codes
+
+
+def test_a_change_is_recomputed_as_a_signed_percentage(dataset: Path) -> None:
+    path = dataset / SEED
+    text = path.read_text().replace("kind: speedup", "kind: change")
+    # (2,300 - 53,200) / 53,200 = -0.95677, written -95.7%
+    path.write_text(text.replace("stated: 23x", "stated: -95.7%"))
+    assert validate(dataset, [path]).problems == []
+    path.write_text(text.replace("stated: 23x", "stated: -90%"))
+    (problem,) = validate(dataset, [path]).problems
+    assert problem.message == "change is -90%; (2,300 - 53,200) / 53,200 = -95.6767%"
+
+
+def test_a_headline_bound_leaves_the_card_null(dataset: Path) -> None:
+    """ "Over 50K tokens/s" is a bound: the card cannot hold it, so null is right there."""
+    path = dataset / SEED
+    bound = (
+        "      - name: output_tokens_per_s\n"
+        "        statistic: single\n"
+        "        value: {min: 50000}\n"
+        "      - name: hit_rate\n"
+    )
+    text = path.read_text().replace("      - name: hit_rate\n", bound, 1)
+    path.write_text(text)
+    assert validate(dataset, [path]).problems == []
+    path.write_text(text.replace("value: {min: 50000}", "value: 50000"))
+    (problem,) = validate(dataset, [path]).problems
+    assert problem.code == "KV803"
+    assert "headline run 'warm' gives output_tokens_per_s 50,000: state it" in problem.message
