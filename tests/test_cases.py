@@ -1,8 +1,9 @@
 """Directory-driven fixtures: tests/cases/<CODE>/{pass,fail}/<case>/ overlays on the dataset.
 
 Each case is copied over the repository's schemas, models and hardware (no records). A pass case
-validates clean; a fail case reports its code, plus any code named in ``also.txt``, and nothing
-else. ``symlinks.txt`` lines (``path -> target``) become symlinks.
+validates clean. A fail case reports exactly the problems its ``expected.txt`` pins, one a line as
+``path:line:column: CODE`` (with `` [warning]`` for a warning), in output order; its folder's code
+is among them. ``symlinks.txt`` lines (``path -> target``) become symlinks.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ import pytest
 
 from conftest import copy_dataset
 from kvrecords.checks import registry as rules
+from kvrecords.problems import Problem
 from kvrecords.runner.validate import validate
 
 CASES = Path(__file__).parent / "cases"
-SETUP_FILES = ("symlinks.txt", "also.txt")
+SETUP_FILES = ("symlinks.txt", "expected.txt")
 
 
 def _cases(outcome: str) -> list[Path]:
@@ -47,16 +49,21 @@ def test_pass_case_validates_clean(case: Path, tmp_path: Path) -> None:
     assert outcome.files_checked > 0
 
 
+def _pinned(problem: Problem) -> str:
+    """A problem as ``expected.txt`` pins it: where, which code, and whether it only warns."""
+    warning = " [warning]" if problem.severity == "warning" else ""
+    return f"{problem.path}:{problem.line}:{problem.column}: {problem.code}{warning}"
+
+
 @pytest.mark.parametrize("case", _cases("fail"), ids=_case_id)
-def test_fail_case_reports_its_code(case: Path, tmp_path: Path) -> None:
-    code = case.parent.parent.name
-    also = case / "also.txt"
-    expected = {code} | (set(also.read_text().split()) if also.exists() else set())
+def test_fail_case_reports_the_pinned_problems(case: Path, tmp_path: Path) -> None:
+    expected = (case / "expected.txt").read_text(encoding="utf-8").splitlines()
     problems = validate(_build(case, tmp_path)).problems
-    assert {p.code for p in problems} == expected, [f"{p.code} {p.message}" for p in problems]
-    for problem in problems:
-        assert problem.line >= 1 and problem.column >= 1
-        assert problem.message
+    assert [_pinned(problem) for problem in problems] == expected, [
+        f"{_pinned(p)} {p.message}" for p in problems
+    ]
+    assert case.parent.parent.name in {problem.code for problem in problems}
+    assert all(problem.message for problem in problems)
 
 
 def test_every_code_is_documented_and_has_a_failing_fixture() -> None:

@@ -28,9 +28,11 @@ YAML_SYNTAX = Rule(
     "yaml-syntax",
     "The file is well-formed YAML.",
     "A file the parser cannot read cannot be checked at all; the message gives the parser's "
-    "own reason at the line and column where it stopped.",
+    "own reason at the line and column where it stopped, or, for a quote left open, at the "
+    "opening quote.",
     "kv_at_context: 9.16 GiB",
-    "kv_at_context: '9.16 GiB\n# KV001 YAML syntax: found unexpected end of stream",
+    "kv_at_context: '9.16 GiB\n# KV001 YAML syntax: the quoted string that opens here is never "
+    "closed",
 )
 
 DUPLICATE_KEY = Rule(
@@ -275,15 +277,64 @@ def _events(text: str) -> Iterator[Any]:
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    last_event = None
     try:
-        yield from yaml.parse(text, Loader=loader)
+        for last_event in yaml.parse(text, Loader=loader):
+            yield last_event
     except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        problem = error.problem or "invalid YAML"
-        context = f" ({error.context})" if error.context else ""
-        raise _Refused(YAML_SYNTAX, mark, f"YAML syntax: {problem}{context}") from None
+        raise _syntax_error(error, last_event) from None
+    except yaml.reader.ReaderError as error:
+        line = text.count("\n", 0, error.position)
+        column = error.position - (text.rfind("\n", 0, error.position) + 1)
+        raise _Refused(
+            YAML_SYNTAX,
+            yaml.Mark("", error.position, line, column, None, 0),
+            f"YAML syntax: character U+{error.character:04X} is not allowed ({error.reason})",
+        ) from None
     except (yaml.YAMLError, ValueError) as error:
         raise _Refused(YAML_SYNTAX, None, f"YAML syntax: {error}") from None
+
+
+def _syntax_error(error: Any, last_event: Any) -> _Refused:
+    """The parser's reason, placed where the contributor has to look.
+
+    An unclosed quote is reported at its opening quote, not where the parser gave up (the end
+    of the file, or the next quote, many lines on); any other error where the parser stopped.
+    """
+    problem = error.problem or "invalid YAML"
+    stopped = error.problem_mark or error.context_mark
+    if error.context == "while scanning a quoted scalar" and error.context_mark is not None:
+        return _Refused(
+            YAML_SYNTAX,
+            error.context_mark,
+            f"YAML syntax: the quoted string that opens here is never closed ({problem})",
+        )
+    if _ends_quoted_lines(last_event, stopped):
+        end = last_event.end_mark
+        return _Refused(
+            YAML_SYNTAX,
+            last_event.start_mark,
+            f"YAML syntax: the quoted string that opens here runs on to line {end.line + 1}, "
+            f"column {end.column} ({problem} after it); is its closing quote missing?",
+        )
+    context = f" ({error.context})" if error.context else ""
+    if "flow" in (error.context or "") and error.context_mark is not None:
+        opened = error.context_mark
+        context = (
+            f" ({error.context} that opens at line {opened.line + 1}, column {opened.column + 1})"
+        )
+    return _Refused(YAML_SYNTAX, stopped, f"YAML syntax: {problem}{context}")
+
+
+def _ends_quoted_lines(event: Any, mark: Any) -> bool:
+    """Whether ``event`` is a quoted string over several lines that ends on ``mark``'s line."""
+    return (
+        type(event).__name__ == "ScalarEvent"
+        and event.style in ("'", '"')
+        and mark is not None
+        and event.end_mark.line > event.start_mark.line
+        and event.end_mark.line == mark.line
+    )
 
 
 class _Builder:
