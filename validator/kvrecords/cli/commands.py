@@ -6,7 +6,6 @@ Heavy modules are imported inside the commands so that ``kvrecords --help`` stay
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 from fractions import Fraction
@@ -123,9 +122,11 @@ def _number(value: Fraction | None, *, round_up: bool = False) -> int | float | 
     """Exact values as JSON numbers: integers when whole; byte totals round up to whole bytes."""
     if value is None:
         return None
+    from kvrecords.kv import units
+
     if value.denominator == 1:
         return value.numerator
-    return math.ceil(value) if round_up else float(value)
+    return units.round_up(value) if round_up else float(value)
 
 
 @cli.command()
@@ -407,13 +408,10 @@ def _engine_json(engine_report: Any, report: Any) -> dict[str, Any]:
 
 
 def _engine_text(engine_report: Any, report: Any) -> str:
-    from kvrecords.kv.units import format_exact, format_in_unit
+    from kvrecords.kv.units import format_bytes_exact, format_exact
 
     def amount(value: Fraction | int | None) -> str:
-        if value is None:
-            return "unknown"
-        unit = "GiB" if abs(Fraction(value)) >= 1024**3 else "MiB"
-        return f"{format_exact(value)} B ({format_in_unit(value, unit, 2)})"
+        return "unknown" if value is None else format_bytes_exact(value)
 
     options = ", ".join(f"{key}={value}" for key, value in engine_report.options)
     lines = [
@@ -498,13 +496,10 @@ def _kv_json(report: Any) -> dict[str, Any]:
 
 
 def _kv_text(report: Any) -> str:
-    from kvrecords.kv.units import format_exact, format_in_unit
+    from kvrecords.kv.units import format_bytes_exact, format_exact
 
     def amount(value: Fraction | None) -> str:
-        if value is None:
-            return "unknown"
-        unit = "GiB" if value >= 1024**3 else "MiB"
-        return f"{format_exact(value)} B ({format_in_unit(value, unit, 2)})"
+        return "unknown" if value is None else format_bytes_exact(value)
 
     model = report.model
     lines = [

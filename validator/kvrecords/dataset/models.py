@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from kvrecords.kv.geometry import (
     ParameterCount,
     SharedCache,
 )
+from kvrecords.kv.units import exact
 
 
 def leaf_from_data(data: dict[str, Any], layers: int) -> LeafGroup:
@@ -89,7 +89,7 @@ def parameters_from_data(data: dict[str, Any] | None) -> ParameterCount | None:
         return None
 
     def billions(value: float | int | None) -> Fraction | None:
-        return None if value is None else Fraction(Decimal(str(value)))
+        return None if value is None else exact(value)
 
     return ParameterCount(
         billions(data.get("total_billions")),

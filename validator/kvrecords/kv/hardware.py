@@ -13,13 +13,14 @@ lenient reading of the catalog.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from decimal import Decimal
 from fractions import Fraction
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-GIB = 1024**3
-GB = 1000**3
+from kvrecords.kv.units import BYTE_UNITS, exact
+
+GIB = BYTE_UNITS["GiB"]
+GB = BYTE_UNITS["GB"]
 TERA = 10**12
 
 # Compute types the checks know, and the catalog keys each one's peak may come from.
@@ -70,11 +71,6 @@ class Hardware(NamedTuple):
         return max(known, key=lambda item: item[1].flops_per_s)
 
 
-def _exact(value: float | int) -> Fraction:
-    """A number from the file as written (31.84 stays 3184/100, not a binary float)."""
-    return Fraction(Decimal(str(value)))
-
-
 def _figure(value: Fraction) -> str:
     shown = f"{float(value):,.2f}".rstrip("0").rstrip(".")
     return shown
@@ -86,12 +82,12 @@ def hardware_from_data(data: dict[str, Any]) -> Hardware:
     memory = data["memory"]
     usable, nominal = memory.get("usable_gib"), memory.get("nominal_gib")
     if usable is not None:
-        memory_bytes: Fraction | None = _exact(usable) * GIB
-        memory_figure = f"usable_gib {_figure(_exact(usable))} GiB"
+        memory_bytes: Fraction | None = exact(usable) * GIB
+        memory_figure = f"usable_gib {_figure(exact(usable))} GiB"
         memory_confidence = confidence.get("usable_memory", confidence["memory"])
     elif nominal is not None:
-        memory_bytes = _exact(nominal) * GIB
-        memory_figure = f"nominal_gib {_figure(_exact(nominal))} GiB (no driver total)"
+        memory_bytes = exact(nominal) * GIB
+        memory_figure = f"nominal_gib {_figure(exact(nominal))} GiB (no driver total)"
         memory_confidence = confidence["memory"]
     else:
         memory_bytes, memory_figure, memory_confidence = None, "unknown", confidence["memory"]
@@ -101,9 +97,9 @@ def hardware_from_data(data: dict[str, Any]) -> Hardware:
     highest = data.get("memory_bandwidth_gb_s_max")
     if highest is not None and (bandwidth is None or highest > bandwidth):
         bandwidth, bandwidth_key = highest, "memory_bandwidth_gb_s_max"
-    bandwidth_bytes = None if bandwidth is None else _exact(bandwidth) * GB
+    bandwidth_bytes = None if bandwidth is None else exact(bandwidth) * GB
     bandwidth_figure = (
-        "unknown" if bandwidth is None else f"{bandwidth_key} {_figure(_exact(bandwidth))} GB/s"
+        "unknown" if bandwidth is None else f"{bandwidth_key} {_figure(exact(bandwidth))} GB/s"
     )
 
     peaks: dict[str, Peak] = {}
@@ -111,7 +107,7 @@ def hardware_from_data(data: dict[str, Any]) -> Hardware:
     upper = data.get("peak_dense_tflops_upper_bound", {})
     for compute_type, keys in PEAK_KEYS.items():
         candidates = [
-            (_exact(source[key]), f"{where}.{key}")
+            (exact(source[key]), f"{where}.{key}")
             for where, source in (("peak_dense_tflops", stated), ("upper_bound", upper))
             for key in keys
             if source.get(key) is not None
@@ -123,8 +119,8 @@ def hardware_from_data(data: dict[str, Any]) -> Hardware:
     int8 = data.get("other_peak_rates", {}).get(INT8_KEY)
     if int8 is not None:
         peaks["int8"] = Peak(
-            _exact(int8) * TERA,
-            f"other_peak_rates.{INT8_KEY} {_figure(_exact(int8))}",
+            exact(int8) * TERA,
+            f"other_peak_rates.{INT8_KEY} {_figure(exact(int8))}",
             confidence["compute"],
         )
     return Hardware(

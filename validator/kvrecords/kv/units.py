@@ -170,15 +170,30 @@ def gib(exact_bytes: Fraction | int) -> str:
 def format_binary(
     exact_bytes: Fraction | int, units: tuple[str, ...] = ("TiB", "GiB", "MiB", "KiB", "B")
 ) -> str:
-    """Bytes in the first of ``units`` (largest first) that keeps the figure at 1 or more, else
-    in the last: two decimals, or whole bytes in B."""
-    unit = next((u for u in units if exact_bytes >= BYTE_UNITS[u]), units[-1])
+    """Bytes in the first of ``units`` (largest first) that keeps the figure at 1 or more (in
+    size), else in the last: two decimals, or whole bytes in B."""
+    size = abs(Fraction(exact_bytes))
+    unit = next((u for u in units if size >= BYTE_UNITS[u]), units[-1])
     return format_in_unit(exact_bytes, unit, 0 if unit == "B" else 2)
 
 
-def format_bytes_exact(exact_bytes: Fraction | int) -> str:
-    """``9,830,400,000 B (9.16 GiB)``: the exact byte count, then in GiB (or MiB below a GiB)."""
-    return f"{format_exact(exact_bytes)} B ({format_binary(exact_bytes, ('GiB', 'MiB'))})"
+def format_bytes_exact(exact_bytes: Fraction | int, units: tuple[str, ...] = ("GiB", "MiB")) -> str:
+    """``9,830,400,000 B (9.16 GiB)``: the exact byte count, then in the first of ``units`` that
+    keeps the figure at 1 or more (GiB, or MiB below a GiB)."""
+    return f"{format_exact(exact_bytes)} B ({format_binary(exact_bytes, units)})"
+
+
+def format_bytes_short(value: float | int | Fraction) -> str:
+    """A byte figure for tables and chart axes, three significant figures: ``64 KiB``,
+    ``1.52 MiB``, ``512 B`` (whole figures and those of 100 or more without decimals)."""
+    amount = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(amount) < 1024:
+            if unit == "B" or amount >= 100 or amount.is_integer():
+                return f"{amount:,.0f} {unit}"
+            return f"{amount:.3g} {unit}"
+        amount /= 1024
+    return f"{amount:,.0f} TiB" if amount >= 100 or amount.is_integer() else f"{amount:.3g} TiB"
 
 
 def percent(value: Fraction, limit: Fraction) -> str:

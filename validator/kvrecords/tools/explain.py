@@ -54,7 +54,13 @@ from kvrecords.dataset.records import bases, basis_report, runs
 from kvrecords.dataset.schemas import schema_problems
 from kvrecords.kv.arithmetic import KvReport
 from kvrecords.kv.hardware import Hardware
-from kvrecords.kv.units import format_exact, format_fraction, format_in_unit
+from kvrecords.kv.units import (
+    format_binary,
+    format_bytes_exact,
+    format_exact,
+    format_fraction,
+    format_in_unit,
+)
 from kvrecords.problems import Problem, Rule
 
 INDENT = "  "
@@ -203,10 +209,11 @@ def _hardware_lines(hw: Hardware) -> list[str]:
 
 
 def _bytes(value: Fraction | int) -> str:
+    """Exact bytes in full; a figure read from a file in GiB (not whole bytes) approximately."""
     value = Fraction(value)
-    unit = "GiB" if value >= 1024**3 else "MiB"
-    exact = format_exact(value) if value.denominator == 1 else f"~{round(value):,}"
-    return f"{exact} B ({format_in_unit(value, unit, 2)})"
+    if value.denominator == 1:
+        return format_bytes_exact(value)
+    return f"~{round(value):,} B ({format_binary(value, ('GiB', 'MiB'))})"
 
 
 # ---- KV arithmetic --------------------------------------------------------------------------

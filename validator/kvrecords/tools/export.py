@@ -23,7 +23,7 @@ from kvrecords.dataset.models import load_model_file
 from kvrecords.dataset.records import basis_report, headline_figures, runs
 from kvrecords.dataset.release import DATASET_VERSION
 from kvrecords.kv.metrics import BY_NAME
-from kvrecords.kv.units import format_exact, format_in_unit
+from kvrecords.kv.units import format_binary, format_exact, round_up
 
 FORMATS = ("csv", "json", "jsonl", "markdown")
 
@@ -108,9 +108,7 @@ class Table(NamedTuple):
 
 def _whole(value: Fraction | None) -> int | float | None:
     """Exact bytes as a number: whole bytes stay integers, sub-byte totals round up."""
-    if value is None:
-        return None
-    return value.numerator if value.denominator == 1 else -(-value.numerator // value.denominator)
+    return None if value is None else round_up(value)
 
 
 def _geometry_summary(model: Any) -> str:
@@ -412,10 +410,7 @@ def metric_table(root: Path) -> Table:
 
 
 def _bytes(value: int | None) -> str:
-    if value is None:
-        return "n/a"
-    unit = "GiB" if value >= 1024**3 else "MiB" if value >= 1024**2 else "KiB"
-    return format_in_unit(value, unit, 2)
+    return "n/a" if value is None else format_binary(value, ("GiB", "MiB", "KiB"))
 
 
 def to_markdown(table: list[dict[str, Any]]) -> str:

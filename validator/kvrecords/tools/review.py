@@ -43,7 +43,7 @@ from kvrecords.dataset.layout import (
 )
 from kvrecords.dataset.records import bases, basis_report
 from kvrecords.dataset.schemas import schema_problems
-from kvrecords.kv.units import format_exact, format_in_unit, percent
+from kvrecords.kv.units import format_bytes_exact, format_exact, percent
 from kvrecords.problems import Problem
 from kvrecords.runner.validate import check_record_file
 from kvrecords.tools.explain import explain_record
@@ -259,10 +259,7 @@ def _problem_texts(problems: list[Problem]) -> tuple[str, ...]:
 
 
 def _bytes(value: Fraction | None) -> str | None:
-    if value is None:
-        return None
-    unit = "GiB" if value >= 1024**3 else "MiB" if value >= 1024**2 else "KiB"
-    return f"{format_exact(value)} B ({format_in_unit(value, unit, 2)})"
+    return None if value is None else format_bytes_exact(value, ("GiB", "MiB", "KiB"))
 
 
 def _stated(value: Any) -> str | None:

@@ -42,7 +42,7 @@ from kvrecords.kv.arithmetic import (
     parse_element_type,
 )
 from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent
-from kvrecords.kv.units import BYTE_UNITS, format_in_unit
+from kvrecords.kv.units import format_binary, format_in_unit
 from kvrecords.tools.fmt import format_data, load_schema
 from kvrecords.tools.issue_form import (
     DECODE_RATE_SCOPES,
@@ -680,7 +680,4 @@ def _number(value: Fraction) -> str:
 
 def _readable(exact_bytes: Fraction) -> str:
     """A byte figure with 2 decimals in the largest binary unit that keeps it at 1 or more."""
-    for unit in ("TiB", "GiB", "MiB", "KiB"):
-        if exact_bytes >= BYTE_UNITS[unit]:
-            return format_in_unit(exact_bytes, unit, 2)
-    return format_in_unit(exact_bytes, "B", 0)
+    return format_binary(exact_bytes)

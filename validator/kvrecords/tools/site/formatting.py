@@ -9,6 +9,8 @@ import re
 from fractions import Fraction
 from typing import Any
 
+from kvrecords.kv.units import format_bytes_short
+
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -51,16 +53,7 @@ def sort_key(value: Any) -> str:
 
 def format_bytes(value: float | int | Fraction | None) -> str:
     """Binary units: 65,536 -> '64 KiB'; '' when unknown."""
-    if value is None:
-        return ""
-    amount = float(value)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(amount) < 1024 or unit == "TiB":
-            if unit == "B" or amount >= 100 or amount.is_integer():
-                return f"{amount:,.0f} {unit}"
-            return f"{amount:.3g} {unit}"
-        amount /= 1024
-    raise AssertionError("unreachable")
+    return "" if value is None else format_bytes_short(value)
 
 
 def format_tokens(value: float) -> str:

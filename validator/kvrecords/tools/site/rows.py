@@ -13,13 +13,12 @@ from typing import Any
 from kvrecords.dataset.records import basis_report, headline_figures
 from kvrecords.dataset.release import DATASET_VERSION
 from kvrecords.kv.geometry import Model, Parallel
+from kvrecords.kv.units import round_up
 
 
 def _whole(value: Fraction | None) -> int | None:
     """Exact bytes as a number: whole bytes stay integers, sub-byte totals round up."""
-    if value is None:
-        return None
-    return value.numerator if value.denominator == 1 else -(-value.numerator // value.denominator)
+    return None if value is None else round_up(value)
 
 
 def _geometry_summary(model: Model) -> str:
