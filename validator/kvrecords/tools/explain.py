@@ -62,6 +62,7 @@ from kvrecords.kv.units import (
     format_in_unit,
 )
 from kvrecords.problems import Problem, Rule
+from kvrecords.runner.reporters import counted
 
 INDENT = "  "
 
@@ -93,7 +94,9 @@ def explain_lines(context: RecordContext, catalog: HardwareCatalog) -> list[str]
     lines += _kv_section(context)
     lines += _runs_section(context) if "runs" in context.data else _measurement_section(context)
     evaluations = all_evaluations(context, setup_of(context, hardware))
-    lines += _plausibility_section(evaluations)
+    assumptions = _assumptions_used(evaluations)
+    lines += _plausibility_section(evaluations, assumptions)
+    lines += _assumptions_section(assumptions)
     lines += _not_checked_section(evaluations)
     problems = record_problems(context, catalog)
     lines.append("Problems:" if problems else "Problems: none")
@@ -140,10 +143,9 @@ def _model_section(ctx: RecordContext) -> list[str]:
     else:
         total = _billions(parameters.total_billions)
         active = _billions(parameters.active_billions)
-        origin = " (read off the name: an assumption)" if parameters.from_name else ""
         lines.append(
             f"{INDENT}parameters: {total} total, {active} active, stated as "
-            f"{parameters.stated_as!r}{origin}"
+            f"{parameters.stated_as!r}"
         )
     if model.unknown:
         lines.append(f"{INDENT}unknown in the model file: {', '.join(model.unknown)}")
@@ -156,10 +158,7 @@ def _billions(value: Fraction | None) -> str:
 
 def _hardware_section(ctx: RecordContext, hardware: HardwareIndex) -> list[str]:
     methodology = ctx.data["methodology"]
-    stated = methodology["hardware"]
-    lines = [
-        f"Hardware: {stated.get('accelerator') or 'not stated'} x {stated.get('count') or '?'}"
-    ]
+    lines = [f"Hardware: {_stated_hardware(methodology['hardware'])}"]
     for accelerator, state in sorted(hardware.states.items()):
         if state is None:
             lines.append(f"{INDENT}{accelerator}: hardware/{accelerator}.yaml does not exist")
@@ -167,19 +166,31 @@ def _hardware_section(ctx: RecordContext, hardware: HardwareIndex) -> list[str]:
             lines.append(f"{INDENT}{state.display}: has problems, figures not used")
         else:
             lines += _hardware_lines(state.hardware)
-    weights = record_weights(methodology.get("weights_precision"))
-    stated_precision = methodology.get("weights_precision")
-    lines.append(
-        f"Weights: {'not stated' if stated_precision is None else repr(stated_precision)}"
-        f" -> {weights.format.describe()}"
-        + (f" ({weights.assumption})" if weights.assumption else "")
-    )
+    lines.append(f"Weights: {_stated_weights(methodology.get('weights_precision'))}")
     concurrency = methodology.get("concurrency")
     lines.append(f"Concurrency: {concurrency if concurrency is not None else 'not stated'}")
     steps, speculative = speculation(ctx)
     if steps != 1:
         lines.append(f"Decoding: {speculative}")
     return lines
+
+
+def _stated_hardware(stated: dict[str, Any]) -> str:
+    """``rtx-5090 x 2``, or what of it the record does not state."""
+    accelerator, count = stated.get("accelerator"), stated.get("count")
+    if accelerator is None:
+        return "not stated" if count is None else f"not stated ({counted(count, 'accelerator')})"
+    return f"{accelerator} (count not stated)" if count is None else f"{accelerator} x {count}"
+
+
+def _stated_weights(stated: str | None) -> str:
+    """The weights precision as stated, and what the checks read it as (assumptions apart)."""
+    if stated is None:
+        return "not stated"
+    weights = record_weights(stated)
+    if weights.assumption is not None:
+        return f"{stated!r}, not recognised"
+    return f"{stated!r} -> {weights.format.describe()}"
 
 
 def _hardware_lines(hw: Hardware) -> list[str]:
@@ -222,9 +233,9 @@ def _bytes(value: Fraction | int) -> str:
 def _kv_section(ctx: RecordContext) -> list[str]:
     basis = ctx.data["kv_bytes_basis"]
     context = basis.get("context_tokens")
-    dtype_note = "stated" if basis.get("dtype_stated") else "assumed"
+    dtype_note = "stated" if basis.get("dtype_stated") else "not stated by the source"
     lines = [
-        f"KV arithmetic ({basis['dtype']} {dtype_note}, context "
+        f"KV arithmetic ({basis['dtype']}, {dtype_note}; context "
         f"{'not stated' if context is None else f'{context:,} tokens'})"
     ]
     for _, label, stated in bases(ctx.data):
@@ -392,12 +403,29 @@ def _flow(value: Any) -> str:
 # ---- plausibility ---------------------------------------------------------------------------
 
 
-def _plausibility_section(evaluations: list[Evaluation]) -> list[str]:
+def _assumptions_used(evaluations: list[Evaluation]) -> list[str]:
+    """Every assumption a check that ran rests on, once each, in the order first used."""
+    used = (a for e in evaluations if e.checked for a in e.assumptions)
+    return list(dict.fromkeys(used))
+
+
+def _plausibility_section(evaluations: list[Evaluation], assumptions: list[str]) -> list[str]:
+    """Each check that ran, naming its assumptions by number (the list follows)."""
     lines = ["Plausibility"]
-    checked = [e for e in evaluations if e.checked]
-    lines += [f"{INDENT}{e.summary()}" for e in checked]
-    if not checked:
+    for evaluation in (e for e in evaluations if e.checked):
+        numbers = ", ".join(f"[{assumptions.index(a) + 1}]" for a in evaluation.assumptions)
+        rests_on = f" (assumes {numbers})" if numbers else ""
+        lines.append(f"{INDENT}{evaluation._replace(assumptions=()).summary()}{rests_on}")
+    if len(lines) == 1:
         lines.append(f"{INDENT}no check could run (see below)")
+    return lines
+
+
+def _assumptions_section(assumptions: list[str]) -> list[str]:
+    if not assumptions:
+        return ["Assumptions: none"]
+    lines = ["Assumptions (a check that rests on one warns instead of failing)"]
+    lines += [f"{INDENT}[{number}] {text}" for number, text in enumerate(assumptions, 1)]
     return lines
 
 
