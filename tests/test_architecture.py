@@ -65,3 +65,35 @@ def test_the_layer_test_sees_a_violation(tmp_path: Path) -> None:
     module = tmp_path / "probe.py"
     module.write_text("def f():\n    from kvrecords.cli.main import main\n", encoding="utf-8")
     assert imported_layers(module) == {"cli"}
+
+
+# ---- one home per idea ----------------------------------------------------------------------
+
+
+def _patterns(node: object) -> list[str]:
+    """Every ``pattern`` a JSON Schema holds, at any depth."""
+    if isinstance(node, dict):
+        own = [node["pattern"]] if isinstance(node.get("pattern"), str) else []
+        return own + [found for value in node.values() for found in _patterns(value)]
+    if isinstance(node, list):
+        return [found for value in node for found in _patterns(value)]
+    return []
+
+
+def test_the_schemas_spell_ids_as_the_validator_does() -> None:
+    """Editors check files against the schemas and the validator against ``ID_PATTERN``: every
+    pattern of a file id (lowercase letters, digits, dots, hyphens) in a schema is that pattern,
+    so the two cannot come to disagree."""
+    import json
+
+    from kvrecords.dataset.layout import ID_PATTERN
+
+    patterns = [
+        pattern
+        for path in sorted((PACKAGE.parents[1] / "schema").glob("*.schema.json"))
+        for pattern in _patterns(json.loads(path.read_text(encoding="utf-8")))
+        if "[a-z0-9.-]" in pattern
+    ]
+    anchored = {f"^{ID_PATTERN.pattern}$", f"^kv-efficiency/{ID_PATTERN.pattern}$"}
+    assert len(patterns) >= 4  # model, hardware and record ids, accelerator links
+    assert set(patterns) <= anchored
