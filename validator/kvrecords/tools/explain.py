@@ -80,25 +80,25 @@ def explain_record(root: Path, record_path: Path) -> str:
     if schema_errors:
         lines.append("fails its schema, so nothing is derived:")
         return "\n".join(lines + _problem_lines(schema_errors))
-    context = _record_context(root, document)
-    if isinstance(context, str):
-        return "\n".join([*lines, context])
-    return "\n".join(lines + explain_lines(context, HardwareCatalog(root)))
+    record = _record_context(root, document)
+    if isinstance(record, str):
+        return "\n".join([*lines, record])
+    return "\n".join(lines + explain_lines(record, HardwareCatalog(root)))
 
 
-def explain_lines(context: RecordContext, catalog: HardwareCatalog) -> list[str]:
+def explain_lines(record: RecordContext, catalog: HardwareCatalog) -> list[str]:
     """The explanation of a schema-valid record whose model is loaded (the site's pages too)."""
-    hardware = hardware_index(context.data, catalog)
-    lines = _model_section(context)
-    lines += _hardware_section(context, hardware)
-    lines += _kv_section(context)
-    lines += _runs_section(context) if "runs" in context.data else _measurement_section(context)
-    evaluations = all_evaluations(context, setup_of(context, hardware))
+    hardware = hardware_index(record.data, catalog)
+    lines = _model_section(record)
+    lines += _hardware_section(record, hardware)
+    lines += _kv_section(record)
+    lines += _runs_section(record) if "runs" in record.data else _measurement_section(record)
+    evaluations = all_evaluations(record, setup_of(record, hardware))
     assumptions = _assumptions_used(evaluations)
     lines += _plausibility_section(evaluations, assumptions)
     lines += _assumptions_section(assumptions)
     lines += _not_checked_section(evaluations)
-    problems = record_problems(context, catalog)
+    problems = record_problems(record, catalog)
     lines.append("Problems:" if problems else "Problems: none")
     lines += _problem_lines(sorted(set(problems)))
     return lines
@@ -132,9 +132,9 @@ def _record_context(root: Path, document: Document) -> RecordContext | str:
 # ---- inputs ---------------------------------------------------------------------------------
 
 
-def _model_section(ctx: RecordContext) -> list[str]:
-    model = ctx.model
-    lines = [f"Model {ctx.model_display}.yaml: {model.name}, {model.num_layers} layers"]
+def _model_section(record: RecordContext) -> list[str]:
+    model = record.model
+    lines = [f"Model {record.model_display}.yaml: {model.name}, {model.num_layers} layers"]
     for group in model.groups:
         lines.append(f"{INDENT}{group.layers} x {group.kind}")
     parameters = model.parameters
@@ -156,8 +156,8 @@ def _billions(value: Fraction | None) -> str:
     return "not stated" if value is None else f"{format_exact(value)}B"
 
 
-def _hardware_section(ctx: RecordContext, hardware: HardwareIndex) -> list[str]:
-    methodology = ctx.data["methodology"]
+def _hardware_section(record: RecordContext, hardware: HardwareIndex) -> list[str]:
+    methodology = record.data["methodology"]
     lines = [f"Hardware: {_stated_hardware(methodology['hardware'])}"]
     for accelerator, state in sorted(hardware.states.items()):
         if state is None:
@@ -169,7 +169,7 @@ def _hardware_section(ctx: RecordContext, hardware: HardwareIndex) -> list[str]:
     lines.append(f"Weights: {_stated_weights(methodology.get('weights_precision'))}")
     concurrency = methodology.get("concurrency")
     lines.append(f"Concurrency: {concurrency if concurrency is not None else 'not stated'}")
-    steps, speculative = speculation(ctx)
+    steps, speculative = speculation(record)
     if steps != 1:
         lines.append(f"Decoding: {speculative}")
     return lines
@@ -193,28 +193,30 @@ def _stated_weights(stated: str | None) -> str:
     return f"{stated!r} -> {weights.format.describe()}"
 
 
-def _hardware_lines(hw: Hardware) -> list[str]:
-    memory = "unknown" if hw.usable_memory_bytes is None else _bytes(hw.usable_memory_bytes)
+def _hardware_lines(hardware: Hardware) -> list[str]:
+    memory = (
+        "unknown" if hardware.usable_memory_bytes is None else _bytes(hardware.usable_memory_bytes)
+    )
     bandwidth = (
         "unknown"
-        if hw.bandwidth_bytes_per_s is None
-        else f"{format_exact(hw.bandwidth_bytes_per_s)} B/s"
+        if hardware.bandwidth_bytes_per_s is None
+        else f"{format_exact(hardware.bandwidth_bytes_per_s)} B/s"
     )
     lines = [
-        f"{INDENT}{hw.display}: {hw.name}",
-        f"{INDENT * 2}memory {memory} ({hw.memory_figure}; confidence {hw.memory_confidence}"
-        + (", unified" if hw.unified else "")
+        f"{INDENT}{hardware.display}: {hardware.name}",
+        f"{INDENT * 2}memory {memory} ({hardware.memory_figure}; confidence {hardware.memory_confidence}"
+        + (", unified" if hardware.unified else "")
         + ")",
-        f"{INDENT * 2}bandwidth {bandwidth} ({hw.bandwidth_figure}; confidence "
-        f"{hw.bandwidth_confidence})",
+        f"{INDENT * 2}bandwidth {bandwidth} ({hardware.bandwidth_figure}; confidence "
+        f"{hardware.bandwidth_confidence})",
     ]
-    for compute_type, peak in sorted(hw.peaks.items()):
+    for compute_type, peak in sorted(hardware.peaks.items()):
         tflops = format_exact(peak.flops_per_s / 10**12)
         lines.append(
             f"{INDENT * 2}{compute_type} dense peak {tflops} TFLOP/s ({peak.figure}; "
             f"confidence {peak.confidence})"
         )
-    if not hw.peaks:
+    if not hardware.peaks:
         lines.append(f"{INDENT * 2}no dense peak published")
     return lines
 
@@ -230,22 +232,22 @@ def _bytes(value: Fraction | int) -> str:
 # ---- KV arithmetic --------------------------------------------------------------------------
 
 
-def _kv_section(ctx: RecordContext) -> list[str]:
-    basis = ctx.data["kv_bytes_basis"]
-    context = basis.get("context_tokens")
+def _kv_section(record: RecordContext) -> list[str]:
+    basis = record.data["kv_bytes_basis"]
+    context_tokens = basis.get("context_tokens")
     dtype_note = "stated" if basis.get("dtype_stated") else "not stated by the source"
     lines = [
         f"KV arithmetic ({basis['dtype']}, {dtype_note}; context "
-        f"{'not stated' if context is None else f'{context:,} tokens'})"
+        f"{'not stated' if context_tokens is None else f'{context_tokens:,} tokens'})"
     ]
-    for _, label, stated in bases(ctx.data):
+    for _, label, stated in bases(record.data):
         try:
-            report = basis_report(ctx.model, stated)
+            report = basis_report(record.model, stated)
         except ValueError as error:
             lines.append(f"{INDENT}{label}: {error}")
             continue
-        lines += _basis_lines(label, stated, report, context)
-    kv = kv_per_sequence(ctx)
+        lines += _basis_lines(label, stated, report, context_tokens)
+    kv = kv_per_sequence(record)
     lines.append(
         f"{INDENT}cache per sequence for the hardware checks (every layer as the model is): "
         f"{kv.working}" + (f"; {'; '.join(kv.notes)}" if kv.notes else "")
@@ -254,14 +256,14 @@ def _kv_section(ctx: RecordContext) -> list[str]:
 
 
 def _basis_lines(
-    label: str, stated: dict[str, Any], report: KvReport, context: int | None
+    label: str, stated: dict[str, Any], report: KvReport, context_tokens: int | None
 ) -> list[str]:
     lines = [f"{INDENT}{label} ({stated['layers_counted']}, {report.dtype.name})"]
     lines.append(
         f"{INDENT * 2}bytes per token: {report.formula()}" + _stated(stated.get("bytes_per_token"))
     )
     at_context = report.kv_bytes_at_context
-    if context is None:
+    if context_tokens is None:
         lines.append(f"{INDENT * 2}KV at context: not computed (no context_tokens)")
     elif at_context is None:
         lines.append(f"{INDENT * 2}KV at context: unknown (the geometry is incomplete)")

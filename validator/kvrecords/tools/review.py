@@ -266,11 +266,11 @@ def _stated(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _figures(ctx: RecordContext) -> Iterator[Figure]:
-    for basis in bases(ctx.data):
+def _figures(record: RecordContext) -> Iterator[Figure]:
+    for basis in bases(record.data):
         stated = basis.stated
         try:
-            report = basis_report(ctx.model, stated)
+            report = basis_report(record.model, stated)
         except ValueError as error:
             yield Figure(
                 basis.label,
