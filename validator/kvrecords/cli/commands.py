@@ -292,35 +292,16 @@ def kv(
         return
     if model is None:
         _fail("give MODEL, or --from-log FILE")
-    from kvrecords.dataset.models import load_model_file
-    from kvrecords.kv.arithmetic import kv_report, parse_element_type
-
     given = {name: value for name, value in engine_options.items() if value is not None}
     if engine is None and (given or engine_version is not None):
         _fail(f"--{next(iter(given), 'engine_version').replace('_', '-')} needs --engine")
-    path = Path(model)
-    if not (model.endswith((".yaml", ".yml")) or os.sep in model or "/" in model):
-        path = _root() / "models" / f"{model}.yaml"
-    if not path.is_file():
-        _fail(f"no model file {path}")
-    try:
-        geometry = load_model_file(path)
-        element = parse_element_type(dtype)
-        state_element = parse_element_type(state_dtype) if state_dtype else None
-    except ValueError as error:
-        _fail(str(error))
-    max_context = _max_context(path)
-    if context_tokens is None:
-        if max_context is None:
-            _fail(f"{geometry.id} does not state its context length; give --context")
-        context_tokens = max_context
-    try:
-        report = kv_report(geometry, element, context_tokens, layers_counted, state_element)
-    except ValueError as error:
-        _fail(str(error))
+    path = _model_path(model)
+    geometry, report = _kv_report(path, dtype, state_dtype, context_tokens, layers_counted)
     engine_report = None
     if engine is not None:
-        engine_report = _engine_report(geometry, engine, engine_version, context_tokens, given)
+        engine_report = _engine_report(
+            geometry, engine, engine_version, report.context_tokens, given
+        )
     if output_format == "json":
         data = _kv_json(report)
         if engine_report is not None:
@@ -331,6 +312,45 @@ def kv(
         if engine_report is not None:
             text += "\n" + _engine_text(engine_report, report)
         click.echo(text)
+
+
+def _model_path(model: str) -> Path:
+    """The model file MODEL names: a path as given, else models/<id>.yaml (exit 2 if none)."""
+    path = Path(model)
+    if not (model.endswith((".yaml", ".yml")) or os.sep in model or "/" in model):
+        path = _root() / "models" / f"{model}.yaml"
+    if not path.is_file():
+        _fail(f"no model file {path}")
+    return path
+
+
+def _kv_report(
+    path: Path,
+    dtype: str,
+    state_dtype: str | None,
+    context_tokens: int | None,
+    layers_counted: str,
+) -> tuple[Any, Any]:
+    """The model in ``path`` and its KV arithmetic at ``context_tokens`` (by default the
+    model's own context length); exit 2 for an unreadable model or option."""
+    from kvrecords.dataset.models import load_model_file
+    from kvrecords.kv.arithmetic import kv_report, parse_element_type
+
+    try:
+        geometry = load_model_file(path)
+        element = parse_element_type(dtype)
+        state_element = parse_element_type(state_dtype) if state_dtype else None
+    except ValueError as error:
+        _fail(str(error))
+    if context_tokens is None:
+        context_tokens = _max_context(path)
+        if context_tokens is None:
+            _fail(f"{geometry.id} does not state its context length; give --context")
+    try:
+        report = kv_report(geometry, element, context_tokens, layers_counted, state_element)
+    except ValueError as error:
+        _fail(str(error))
+    return geometry, report
 
 
 # Which option belongs to which engine (each engine's own spelling on the command line).

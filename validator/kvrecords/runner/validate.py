@@ -167,50 +167,71 @@ def _select(
     all_records = functools.cache(functools.partial(discover, root, "record"))
     if not paths:
         return Selection(all_records(), sorted(models), sorted(hardware_ids))
-    given_records: dict[str, DatasetFile] = {}
-    record_displays: set[str] = set()
-    model_ids: set[str] = set()
-    selected_hardware: set[str] = set()
-    changed_models: set[str] = set()  # ids of the given model and hardware files, existing or not
-    changed_hardware: set[str] = set()
-    for given in paths:
-        absolute = given if given.is_absolute() else Path.cwd() / given
+    given = _Given()
+    for path in paths:
+        absolute = path if path.is_absolute() else Path.cwd() / path
         if absolute.is_dir():
-            inside = [f for f in [*all_records(), *models.values()] if _is_under(f.path, absolute)]
-            record_displays |= {f.display for f in inside if f.kind == "record"}
-            model_ids |= {f.expected_id for f in inside if f.kind == "model"}
-            continue
-        if absolute.name.endswith(".schema.json") and absolute.parent.name == SCHEMA_DIR:
+            given.add_folder(absolute, [*all_records(), *models.values()])
+        elif absolute.name.endswith(".schema.json") and absolute.parent.name == SCHEMA_DIR:
             # a schema change re-checks everything
             return Selection(all_records(), sorted(models), sorted(hardware_ids))
-        dataset_file = classify(root, absolute)
+        else:
+            given.add_file(path, absolute, classify(root, absolute), models, hardware_ids)
+    if given.changed_models or given.changed_hardware:
+        given.record_displays |= _dependents(
+            root, all_records(), given.changed_models, given.changed_hardware
+        )
+    records = given.records
+    if given.record_displays:
+        records |= {r.display: r for r in all_records() if r.display in given.record_displays}
+    return Selection(
+        [records[display] for display in sorted(records)],
+        sorted(given.model_ids),
+        sorted(given.hardware_ids),
+    )
+
+
+class _Given:
+    """The files a run was given, sorted by what checking them takes."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, DatasetFile] = {}  # given record files, by display path
+        self.record_displays: set[str] = set()  # records to take from the full listing
+        self.model_ids: set[str] = set()
+        self.hardware_ids: set[str] = set()
+        # ids of the given model and hardware files, existing or not: their records re-run
+        self.changed_models: set[str] = set()
+        self.changed_hardware: set[str] = set()
+
+    def add_folder(self, folder: Path, dataset_files: list[DatasetFile]) -> None:
+        inside = [f for f in dataset_files if _is_under(f.path, folder)]
+        self.record_displays |= {f.display for f in inside if f.kind == "record"}
+        self.model_ids |= {f.expected_id for f in inside if f.kind == "model"}
+
+    def add_file(
+        self,
+        given: Path,
+        absolute: Path,
+        dataset_file: DatasetFile | None,
+        models: dict[str, DatasetFile],
+        hardware_ids: list[str],
+    ) -> None:
         if dataset_file is None:
             if not absolute.exists():
                 raise UsageError(f"{given}: no such file")
-            continue  # not a dataset file (pre-commit may pass any file): nothing to check
+            return  # not a dataset file (pre-commit may pass any file): nothing to check
         if dataset_file.kind == "record":
             if not absolute.exists() and not absolute.is_symlink():
                 raise UsageError(f"{given}: no such file")
-            given_records[dataset_file.display] = dataset_file
+            self.records[dataset_file.display] = dataset_file
         elif dataset_file.kind == "model":
-            model_id = dataset_file.expected_id
-            if model_id in models:
-                model_ids.add(model_id)
-            changed_models.add(model_id)
+            if dataset_file.expected_id in models:
+                self.model_ids.add(dataset_file.expected_id)
+            self.changed_models.add(dataset_file.expected_id)
         else:
-            hardware_id = dataset_file.expected_id
-            if hardware_id in hardware_ids:
-                selected_hardware.add(hardware_id)
-            changed_hardware.add(hardware_id)
-    if changed_models or changed_hardware:
-        record_displays |= _dependents(root, all_records(), changed_models, changed_hardware)
-    if record_displays:
-        given_records |= {r.display: r for r in all_records() if r.display in record_displays}
-    return Selection(
-        [given_records[display] for display in sorted(given_records)],
-        sorted(model_ids),
-        sorted(selected_hardware),
-    )
+            if dataset_file.expected_id in hardware_ids:
+                self.hardware_ids.add(dataset_file.expected_id)
+            self.changed_hardware.add(dataset_file.expected_id)
 
 
 def _is_under(path: Path, folder: Path) -> bool:
