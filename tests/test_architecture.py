@@ -97,3 +97,21 @@ def test_the_schemas_spell_ids_as_the_validator_does() -> None:
     anchored = {f"^{ID_PATTERN.pattern}$", f"^kv-efficiency/{ID_PATTERN.pattern}$"}
     assert len(patterns) >= 4  # model, hardware and record ids, accelerator links
     assert set(patterns) <= anchored
+
+
+def test_the_architecture_page_names_modules_that_exist() -> None:
+    import re
+
+    repo = PACKAGE.parents[1]
+    page = (repo / "docs" / "architecture.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"[\w/]+\.py\b", page))
+    modules = {path.name for path in MODULES}
+    missing = [
+        name
+        for name in sorted(named)
+        if not ((PACKAGE / name).exists() or (repo / name).exists() or name in modules)
+    ]
+    assert len(named) > 10
+    assert not missing, missing
+    for layer in ("kv", "dataset", "checks", "runner", "tools", "cli"):
+        assert re.search(rf"^ {layer}/ ", page, re.M), layer
