@@ -152,7 +152,7 @@ def test_separator_hint(dataset: Path) -> None:
         (
             "measured_ttft_ms_at_ctx: 2300",
             "measured_ttft_ms_at_ctx: true",
-            "measured_ttft_ms_at_ctx: True is not of type 'number', 'object', 'null' (a boolean",
+            "measured_ttft_ms_at_ctx: true is not of type 'number', 'object', 'null' (a boolean",
         ),
         (
             "stated: 23x",

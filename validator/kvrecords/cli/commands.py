@@ -902,7 +902,9 @@ def site_build(out: Path) -> None:
 
     root = _clean_root()
     written = build_site(root, out)
-    click.echo(f"wrote {len(written)} files to {out}; open {out / 'index.html'}", err=True)
+    click.echo(
+        f"wrote {counted(len(written), 'file')} to {out}; open {out / 'index.html'}", err=True
+    )
 
 
 @cli.group()

@@ -163,7 +163,7 @@ def _no_branch(error: Any) -> _NoBranch:
 def _problem(document: Document, error: Any) -> Problem:
     path: JsonPath = tuple(error.absolute_path)
     field = dotted(path) or "the top level"
-    message = f"{field}: {error.message}"
+    message = f"{field}: {_in_yaml_words(error.message, error.instance)}"
     on_key = False
     if error.validator == "additionalProperties":
         allowed = set(error.schema.get("properties", {}))
@@ -185,6 +185,21 @@ def _problem(document: Document, error: Any) -> Problem:
         if hint:
             message += f" ({hint})"
     return document.problem(SCHEMA, path, message, key=on_key)
+
+
+def _in_yaml_words(message: str, instance: Any) -> str:
+    """jsonschema's message with the value as the file spells it: ``null``, ``true`` and
+    ``false``, not Python's ``None``, ``True`` and ``False``."""
+    written = repr(instance)
+    if not message.startswith(written):
+        return message
+    if instance is None or isinstance(instance, bool):
+        shown = "null" if instance is None else str(instance).lower()
+    elif isinstance(instance, (dict, list)):
+        shown = json.dumps(instance, ensure_ascii=False)
+    else:
+        return message
+    return shown + message[len(written) :]
 
 
 # A number as a YAML reader reads it when unquoted; hexadecimal, octal, binary, ``1_000`` and
