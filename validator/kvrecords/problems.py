@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Literal, NamedTuple
 
 Severity = Literal["error", "warning"]
@@ -38,3 +39,15 @@ class Rule(NamedTuple):
     ) -> Problem:
         """This rule's problem at ``path:line:column``."""
         return Problem(path, line, column, self.code, message, severity)
+
+
+def did_you_mean(name: str, known: Iterable[str] | Mapping[str, str]) -> str:
+    """``; did you mean rtx-5090, rtx-4090?``: the known names closest to a misspelt one, or ''.
+
+    ``known`` may map each name to the form to show it in (a record's slug to its path).
+    """
+    import difflib  # only when a name is wrong
+
+    shown = known if isinstance(known, Mapping) else {name: name for name in known}
+    close = difflib.get_close_matches(name[:100], sorted(shown), n=3)
+    return f"; did you mean {', '.join(shown[c] for c in close)}?" if close else ""

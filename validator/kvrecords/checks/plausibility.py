@@ -51,7 +51,7 @@ from kvrecords.kv.units import (
     tokens_per_s,
 )
 from kvrecords.kv.weights import ASSUMED_BITS, ASSUMED_FORMAT, WeightFormat, weight_format
-from kvrecords.problems import Problem, Rule, Severity
+from kvrecords.problems import Problem, Rule, Severity, did_you_mean
 
 FIT = Rule(
     "KV701",
@@ -862,12 +862,7 @@ def check_hardware_links(record: RecordContext, setup: Setup) -> Iterator[Proble
     for path, accelerator in accelerator_links(record.data):
         state = setup.named_hardware.get(accelerator)
         if state is None:
-            import difflib  # only for a broken link's "did you mean"
-
-            close = difflib.get_close_matches(
-                accelerator[:100], setup.named_hardware.catalog_ids, n=3
-            )
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            hint = did_you_mean(accelerator, setup.named_hardware.catalog_ids)
             message = (
                 f"accelerator {accelerator!r}: hardware/{accelerator}.yaml does not exist{hint}"
             )

@@ -22,6 +22,25 @@ from kvrecords.runner.reporters import counted
 FORMATS = ("text", "json", "github")
 # arithmetic.LAYER_BASES, repeated here so that the command line starts without the library
 LAYER_BASES = ("cache", "full_attention", "all_layers_as_full_attention")
+# The record schema's techniques, for new's help (tests/test_cli_help.py ties them)
+TECHNIQUES = (
+    "prefix_caching",
+    "radix_reuse",
+    "cache_aware_routing",
+    "kv_quantization",
+    "mla",
+    "sliding_window",
+    "hybrid_linear_attention",
+    "kv_offload",
+    "kv_sharing",
+    "kv_eviction",
+    "sparse_attention",
+    "disaggregated_serving",
+    "paged_allocation",
+    "speculative_decoding",
+    "weight_offload",
+    "baseline",
+)
 # The engine models' choices, repeated here for the same reason (tests/test_engines.py ties them)
 ENGINES = ("llamacpp", "vllm", "sglang")
 LLAMACPP_CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl")
@@ -160,6 +179,7 @@ def _number(value: Fraction | None, *, round_up: bool = False) -> int | float | 
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
+    help="text for reading; json for tools (the keys are listed in the README).",
 )
 @click.option(
     "--engine",
@@ -316,11 +336,17 @@ def kv(
 
 def _model_path(model: str) -> Path:
     """The model file MODEL names: a path as given, else models/<id>.yaml (exit 2 if none)."""
-    path = Path(model)
-    if not (model.endswith((".yaml", ".yml")) or os.sep in model or "/" in model):
-        path = _root() / "models" / f"{model}.yaml"
+    from kvrecords.problems import did_you_mean
+
+    if model.endswith((".yaml", ".yml")) or os.sep in model or "/" in model:
+        if not Path(model).is_file():
+            _fail(f"no model file {model}")
+        return Path(model)
+    models = _root() / "models"
+    path = models / f"{model}.yaml"
     if not path.is_file():
-        _fail(f"no model file {path}")
+        hint = did_you_mean(model, (known.stem for known in models.glob("*.yaml")))
+        _fail(f"model {model!r}: models/{model}.yaml does not exist{hint}")
     return path
 
 
@@ -599,7 +625,12 @@ def fmt(paths: tuple[Path, ...], check: bool) -> None:
 @cli.command()
 @click.option("--slug", help="The record's slug: records/kv-efficiency/<slug>.yaml.")
 @click.option("--model", "model_id", help="Model id from models/.")
-@click.option("--dtype", default="bf16", show_default=True, help="KV element type.")
+@click.option(
+    "--dtype",
+    default="bf16",
+    show_default=True,
+    help="KV element type (bf16, fp8, int2-g32, nvfp4, ...), as for kvrecords kv.",
+)
 @click.option(
     "--dtype-stated/--dtype-assumed",
     default=False,
@@ -615,6 +646,9 @@ def fmt(paths: tuple[Path, ...], check: bool) -> None:
     default="cache",
     show_default=True,
     type=click.Choice(LAYER_BASES),
+    help="Which layers the basis counts: cache (every layer as the model is, windows capped), "
+    "full_attention (only full-attention layers) or all_layers_as_full_attention (the "
+    "counterfactual where every layer is full attention).",
 )
 @click.option("--source-url", help="URL of the source.")
 @click.option(
@@ -624,7 +658,8 @@ def fmt(paths: tuple[Path, ...], check: bool) -> None:
     "--technique",
     "techniques",
     multiple=True,
-    help="Technique (repeatable), e.g. prefix_caching, kv_quantization.",
+    type=click.Choice(TECHNIQUES),
+    help="A technique the record measures (repeatable); baseline when none is given.",
 )
 @click.option("--accelerator", help="Hardware id from hardware/.")
 @click.option("--count", type=click.IntRange(min=1), help="Number of accelerators.")
@@ -743,12 +778,26 @@ def _new_from_issue(root: Path, issue_body: Path) -> None:
 
 
 @cli.command()
-@click.argument("record", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("record", type=click.Path(dir_okay=False, path_type=Path))
 def explain(record: Path) -> None:
-    """Every number the validator derives for RECORD, its inputs and each check's margin."""
+    """Every number the validator derives for RECORD (a record file), its inputs and each
+    check's margin."""
     from kvrecords.tools.explain import explain_record
 
-    click.echo(explain_record(_root(), record))
+    root = _root()
+    if not record.is_file():
+        _fail(f"no record file {record}{_close_records(root, record)}")
+    click.echo(explain_record(root, record))
+
+
+def _close_records(root: Path, record: Path) -> str:
+    """``; did you mean records/kv-efficiency/<slug>.yaml?`` for a record path that is wrong."""
+    from kvrecords.dataset.layout import RECORDS_DIR
+    from kvrecords.problems import did_you_mean
+
+    folder = root / RECORDS_DIR / "kv-efficiency"
+    paths = {path.stem: os.path.relpath(path) for path in folder.glob("*.yaml")}
+    return did_you_mean(record.stem, paths)
 
 
 @cli.command()
@@ -858,6 +907,7 @@ def _export_files(output_format: str, output: Path | None, metrics: bool) -> Non
     type=click.Choice(["markdown", "json"]),
     default="markdown",
     show_default=True,
+    help="markdown for a pull request comment or job summary; json for tools.",
 )
 def review(base_ref: str, head_ref: str | None, output_format: str) -> None:
     """What the working tree (or --head) changes in the dataset since BASE, for reviewers

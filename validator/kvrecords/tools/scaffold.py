@@ -43,6 +43,7 @@ from kvrecords.kv.arithmetic import (
 )
 from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent
 from kvrecords.kv.units import format_binary, format_in_unit
+from kvrecords.problems import did_you_mean
 from kvrecords.tools.fmt import format_data, load_schema
 from kvrecords.tools.issue_form import (
     DECODE_RATE_SCOPES,
@@ -437,12 +438,7 @@ def _load_model(root: Path, model_id: str) -> tuple[Model, str]:
     display = f"{MODELS_DIR}/{model_id}.yaml"
     if not path.is_file():
         known = sorted(p.stem for p in (root / MODELS_DIR).glob("*.yaml"))
-        close = difflib.get_close_matches(model_id, known, n=3)
-        hint = (
-            f"; did you mean {', '.join(close)}?"
-            if close
-            else f"; known models: {', '.join(known)}"
-        )
+        hint = did_you_mean(model_id, known) or f"; known models: {', '.join(known)}"
         raise ValueError(f"model {model_id!r}: {display} does not exist{hint}")
     state = check_model_file(root.resolve(), DatasetFile("model", display, root.resolve()))
     errors = [p for p in state.problems if p.severity == "error"]
@@ -457,8 +453,7 @@ def _check_accelerator(root: Path, accelerator: str | None) -> None:
     if accelerator is None or not folder.is_dir() or (folder / f"{accelerator}.yaml").is_file():
         return
     known = sorted(p.stem for p in folder.glob("*.yaml"))
-    close = difflib.get_close_matches(accelerator, known, n=3)
-    hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(known)}"
+    hint = did_you_mean(accelerator, known) or f"; known: {', '.join(known)}"
     raise ValueError(
         f"accelerator {accelerator!r}: {HARDWARE_DIR}/{accelerator}.yaml does not exist{hint}"
     )

@@ -1,0 +1,80 @@
+"""The command line explains itself: help for every option, allowed values listed, and a
+did-you-mean for every id it is given."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from conftest import run_cli
+from kvrecords.cli import commands
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _commands(command: click.Command, name: str = "kvrecords") -> list[tuple[str, click.Command]]:
+    found = [(name, command)]
+    if isinstance(command, click.Group):
+        for sub_name, sub in sorted(command.commands.items()):
+            found += _commands(sub, f"{name} {sub_name}")
+    return found
+
+
+COMMANDS = _commands(commands.cli)
+
+
+@pytest.mark.parametrize(("name", "command"), COMMANDS, ids=[name for name, _ in COMMANDS])
+def test_every_option_has_help_and_lists_its_values(name: str, command: click.Command) -> None:
+    assert command.help, name
+    shown = CliRunner().invoke(commands.cli, [*name.split()[1:], "--help"], terminal_width=400)
+    assert shown.exit_code == 0, shown.output
+    for option in command.params:
+        if not isinstance(option, click.Option) or option.hidden:
+            continue
+        assert option.help, f"{name} {option.opts[0]} has no help"
+        if isinstance(option.type, click.Choice):
+            for value in option.type.choices:
+                assert str(value) in shown.output, f"{name} {option.opts[0]}: {value}"
+
+
+def test_new_offers_the_techniques_the_record_schema_allows() -> None:
+    schema = json.loads((REPO / "schema" / "record.schema.json").read_text(encoding="utf-8"))
+    for record_format in ("record_format_1", "record_format_2"):
+        allowed = schema["$defs"][record_format]["properties"]["techniques"]["items"]["enum"]
+        assert list(commands.TECHNIQUES) == allowed
+
+
+def test_kv_suggests_the_model_meant(dataset: Path) -> None:
+    done = run_cli("kv", "qwen3-8-72b", cwd=dataset)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "kvrecords: model 'qwen3-8-72b': models/qwen3-8-72b.yaml does not exist; "
+        "did you mean qwen3-8-27b, qwen3-8b, qwen3-32b?\n"
+    )
+
+
+def test_explain_suggests_the_record_meant(dataset: Path) -> None:
+    done = run_cli("explain", "records/kv-efficiency/vllm-qwen38-27b-apc-150k.yaml", cwd=dataset)
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        "kvrecords: no record file records/kv-efficiency/vllm-qwen38-27b-apc-150k.yaml; "
+        "did you mean records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml"
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "hint"),
+    [
+        (["--model", "qwen3-8-72b"], "did you mean qwen3-8-27b"),
+        (["--model", "qwen3-8-27b", "--accelerator", "rtx-5900"], "did you mean rtx-5090"),
+    ],
+)
+def test_new_suggests_the_id_meant(dataset: Path, options: list[str], hint: str) -> None:
+    done = run_cli("new", "--slug", "a-new-record", *options, cwd=dataset)
+    assert done.returncode == 2
+    assert hint in done.stderr
+    assert not (dataset / "records" / "kv-efficiency" / "a-new-record.yaml").exists()
