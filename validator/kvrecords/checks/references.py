@@ -99,11 +99,18 @@ def placeholder_problems(document: Document) -> list[Problem]:
     """KV206: no TODO placeholder from a scaffold is left in the record."""
     return [
         document.problem(
-            PLACEHOLDER, path, f"{dotted(path)} is still a placeholder: {value[:60]!r}"
+            PLACEHOLDER, path, f"{dotted(path)} is still a placeholder: {_opening(value)!r}"
         )
         for path, value in document.leaves.items()
         if isinstance(value, str) and value.lstrip().startswith(PLACEHOLDER_MARK)
     ]
+
+
+def _opening(text: str, width: int = 60) -> str:
+    """The text's first words, cut at a word's end: ``TODO: who published the...``."""
+    import textwrap  # only for a record that still holds a placeholder
+
+    return textwrap.shorten(text, width, placeholder="...")
 
 
 def null_reason_problems(document: Document, list_key: str) -> list[Problem]:
