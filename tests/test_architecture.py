@@ -115,3 +115,23 @@ def test_the_architecture_page_names_modules_that_exist() -> None:
     assert not missing, missing
     for layer in ("kv", "dataset", "checks", "runner", "tools", "cli"):
         assert re.search(rf"^ {layer}/ ", page, re.M), layer
+
+
+def test_the_architecture_page_says_where_each_code_is_declared() -> None:
+    """Its list of codes by module is a newcomer's one hop to a check: it names every code."""
+    import re
+
+    from test_registry import declared_codes
+
+    page = (PACKAGE.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    listed: dict[str, set[str]] = {}
+    pattern = r"((?:`KV\d{3}`(?:-`KV\d{3}`)?(?:,\s|\sand\s)?)+)\s+in\s+`([\w/]+\.py)`"
+    for codes, module in re.findall(pattern, page):
+        for first, last in re.findall(r"`KV(\d{3})`(?:-`KV(\d{3})`)?", codes):
+            numbers = range(int(first), int(last or first) + 1)
+            listed.setdefault(module, set()).update(f"KV{n:03d}" for n in numbers)
+    declared = {
+        path.relative_to(PACKAGE).as_posix(): set(declared_codes(path.read_text(encoding="utf-8")))
+        for path in MODULES
+    }
+    assert {module: codes for module, codes in declared.items() if codes} == listed
