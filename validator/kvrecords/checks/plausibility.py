@@ -38,7 +38,7 @@ from typing import Any, NamedTuple
 from kvrecords.checks.context import RecordContext
 from kvrecords.checks.hardware import HardwareCatalog, HardwareState
 from kvrecords.dataset.document import JsonPath, dotted
-from kvrecords.dataset.records import bases, basis_report, measured, named_basis, runs
+from kvrecords.dataset.records import Measured, bases, basis_report, measured, named_basis, runs
 from kvrecords.kv.arithmetic import KvReport, kv_report, parse_element_type
 from kvrecords.kv.geometry import Attention, MultiHeadLatent, ParameterCount
 from kvrecords.kv.hardware import Hardware
@@ -392,7 +392,7 @@ class Setup(NamedTuple):
     parameters: ParameterCount | None
     weights: Weights
     kv: KvPerSequence
-    concurrency: int | None
+    concurrency: int | str | None  # a number, "unbounded", or None when not stated
     named_hardware: HardwareIndex  # every hardware file the record names (fit claims too)
     assumed: Assumed
 
@@ -473,7 +473,9 @@ def evaluate_fit(record: RecordContext, setup: Setup) -> Evaluation:
     hardware = setup.hardware
     if hardware.usable_memory_bytes is None:
         return _skip(base, f"{hardware.display} gives no memory size")
-    sequences = setup.concurrency or 1
+    # Unbounded concurrency fixes no number of sequences: one is the reading most favourable
+    # to the record.
+    sequences = setup.concurrency if isinstance(setup.concurrency, int) else 1
     weights = weight_bytes(total, setup.weights.format)
     need = weights + sequences * setup.kv.bytes
     assumed = setup.assumed
@@ -518,15 +520,55 @@ def speculation(record: RecordContext) -> tuple[int | None, str | None]:
     return 1 + draft, f"speculative decoding, up to {1 + draft} tokens per step"
 
 
+# A run that sets its own hardware, model, engine, weights, concurrency or drafting is measured
+# in another setup than the record's; the record-level checks do not apply to its figures.
+_OWN_SETUP = (
+    "hardware",
+    "model",
+    "engine",
+    "weights_precision",
+    "concurrency",
+    "speculative_decoding",
+)
+
+
+def record_setup_metrics(data: dict[str, Any], names: tuple[str, ...]) -> list[Measured]:
+    """The format-2 metrics named ``names`` of every run measured in the record's own setup and
+    at the basis's context (the KV the checks count)."""
+    context = data["kv_bytes_basis"].get("context_tokens")
+    return [
+        found
+        for run in runs(data)
+        if not any(key in run.stated for key in _OWN_SETUP)
+        and run.stated.get("context_tokens", context) == context
+        for index, metric in enumerate(run.stated.get("metrics", []))
+        if metric["name"] in names and (found := Measured(run, index, metric))
+    ]
+
+
+def decode_figures(data: dict[str, Any]) -> list[tuple[JsonPath, str | None]]:
+    """Each decode rate a record states, with its scope (per_sequence, aggregate, or None)."""
+    if "runs" not in data:
+        scope = _find(data, "results", "decode_rate_scope")
+        return [(path, scope) for path in DECODE_FIGURES]
+    found: list[tuple[JsonPath, str | None]] = []
+    for item in record_setup_metrics(data, ("decode_tokens_per_s", "output_tokens_per_s")):
+        aggregate = item.stated["name"] == "output_tokens_per_s"
+        found.append((item.value_path, "aggregate" if aggregate else item.stated.get("scope")))
+    if not found:
+        found.append((("measured_tps_at_ctx",), None))
+    return found
+
+
 def evaluate_decode(record: RecordContext, setup: Setup) -> list[Evaluation]:
     evaluations = []
-    for path in DECODE_FIGURES:
+    for path, scope in decode_figures(record.data):
         value = _measured(_find(record.data, *path), lenient_high=False)
         base = Evaluation(DECODE_ROOFLINE, f"decode {dotted(path)}", path)
         if value is None:
             evaluations.append(_skip(base, f"{dotted(path)} is not stated"))
             continue
-        evaluations.append(_decode_one(record, setup, base, value))
+        evaluations.append(_decode_one(record, setup, base, value, scope))
     return evaluations
 
 
@@ -539,16 +581,19 @@ class _DecodeReading(NamedTuple):
     assumption: str | None
 
 
-def _decode_reading(record: RecordContext, setup: Setup) -> _DecodeReading:
-    scope = _find(record.data, "results", "decode_rate_scope")
+def _decode_reading(record: RecordContext, setup: Setup, scope: str | None) -> _DecodeReading | str:
     concurrency = setup.concurrency
-    batch = concurrency or 1
+    if concurrency == "unbounded":
+        if scope == "per_sequence":
+            return _DecodeReading(False, 1, "per sequence (as stated; concurrency unbounded)", None)
+        return "concurrency unbounded: an aggregate rate over any number of sequences has no bound"
+    batch = concurrency if isinstance(concurrency, int) else 1
     if scope == "per_sequence":
         return _DecodeReading(False, batch, "per sequence (as the record states)", None)
     if scope == "aggregate":
         text = f"aggregate over {batch} sequences (as the record states)"
         return _DecodeReading(True, batch, text, setup.assumed.concurrency)
-    if concurrency is not None and concurrency > 1:
+    if isinstance(concurrency, int) and concurrency > 1:
         text = f"aggregate over {batch} sequences (the record does not say; the lenient reading)"
         return _DecodeReading(True, batch, text, None)
     if concurrency is None:
@@ -558,7 +603,7 @@ def _decode_reading(record: RecordContext, setup: Setup) -> _DecodeReading:
 
 
 def _decode_one(
-    record: RecordContext, setup: Setup, base: Evaluation, value: Fraction
+    record: RecordContext, setup: Setup, base: Evaluation, value: Fraction, scope: str | None
 ) -> Evaluation:
     active = _billions(setup.parameters, "active", record.model_display)
     count = _count(setup)
@@ -572,7 +617,9 @@ def _decode_one(
     hardware = setup.hardware
     if hardware.bandwidth_bytes_per_s is None:
         return _skip(base, f"{hardware.display} gives no memory bandwidth")
-    reading = _decode_reading(record, setup)
+    reading = _decode_reading(record, setup, scope)
+    if isinstance(reading, str):
+        return _skip(base, reading)
     batch = reading.batch
     assumed = setup.assumed
     assumptions = _listed(
@@ -687,15 +734,23 @@ def evaluate_prefill(record: RecordContext, setup: Setup) -> list[Evaluation]:
         value = Fraction(context * 1000) / ttft_ms
         subject = f"{context:,} tokens / {format_exact(ttft_ms / 1000)} s = {tokens_per_s(value)}"
         evaluations.append(_prefill_one(record, setup, base._replace(path=path), value, subject))
-    measured_path: JsonPath = ("results", "prefill_tokens_per_s")
-    measured = _measured(_find(record.data, *measured_path), lenient_high=False)
-    base = Evaluation(PREFILL_CEILING, "prefill results.prefill_tokens_per_s", measured_path)
-    if measured is None:
-        evaluations.append(_skip(base, "results.prefill_tokens_per_s is not stated"))
-    else:
-        subject = f"{tokens_per_s(measured)} measured"
-        evaluations.append(_prefill_one(record, setup, base, measured, subject))
+    for measured_path in prefill_figures(record.data):
+        measured = _measured(_find(record.data, *measured_path), lenient_high=False)
+        shown = dotted(measured_path)
+        base = Evaluation(PREFILL_CEILING, f"prefill {shown}", measured_path)
+        if measured is None:
+            evaluations.append(_skip(base, f"{shown} is not stated"))
+        else:
+            subject = f"{tokens_per_s(measured)} measured"
+            evaluations.append(_prefill_one(record, setup, base, measured, subject))
     return evaluations
+
+
+def prefill_figures(data: dict[str, Any]) -> list[JsonPath]:
+    """Each measured prefill rate a record states in its own setup."""
+    if "runs" not in data:
+        return [("results", "prefill_tokens_per_s")]
+    return [item.value_path for item in record_setup_metrics(data, ("prefill_tokens_per_s",))]
 
 
 def _prefill_one(
