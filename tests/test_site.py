@@ -42,12 +42,14 @@ SEED = "vllm-qwen38-27b-apc-150k-rtx5090"
 
 
 class Page(HTMLParser):
-    """A page as a reader and a link checker see it: its URLs, its text, its records table."""
+    """A page as a reader and a link checker see it: its URLs, its ids, its text, its records
+    table."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.refs: list[tuple[str, str, str]] = []  # tag, attribute, url
         self.chunks: list[str] = []
+        self.ids: set[str] = set()
         self.table: list[list[tuple[str, str]]] = []  # #records rows: (data-sort, text) per cell
         self._in_records = False
         self._cell: list[str] | None = None
@@ -55,6 +57,8 @@ class Page(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = dict(attrs)
+        if found.get("id"):
+            self.ids.add(str(found["id"]))
         for name, value in attrs:
             if name in ("href", "src", "xlink:href", "data") and value is not None:
                 self.refs.append((tag, name, value))
@@ -149,10 +153,14 @@ def test_every_local_link_exists_and_nothing_remote_is_loaded(site: Path) -> Non
     pages = sorted(site.rglob("*.html"))
     assert len(pages) > 3
     for page in pages:
-        for tag, attribute, url in parse(page).refs:
+        parsed = parse(page)
+        for tag, attribute, url in parsed.refs:
             if re.match(r"[a-z][a-z0-9+.-]*:", url, re.IGNORECASE):
                 assert tag == "a" and attribute == "href", (page, tag, url)
                 assert re.match(r"https?://", url), (page, url)
+                continue
+            if url.startswith("#"):
+                assert url[1:] in parsed.ids, f"{page.relative_to(site)} links to missing {url}"
                 continue
             target = (page.parent / url.split("#", 1)[0]).resolve()
             assert target.is_file(), f"{page.relative_to(site)} links to missing {url}"
@@ -224,7 +232,8 @@ def test_record_pages_carry_the_validators_recomputation_verbatim(site: Path) ->
 
 
 def test_record_pages_show_what_a_reader_needs(site: Path) -> None:
-    """Notes, workload, confidence and its reason, not_stated reasons, observations."""
+    """Notes, workload, confidence and its reason, not_stated reasons, observations (format 1),
+    runs with their metrics and comparisons (format 2)."""
     for row in rows(REPO):
         data = record_data(row["id"])
         text = parse(site / "records" / f"{slug(row['id'])}.html").text
@@ -240,17 +249,48 @@ def test_record_pages_show_what_a_reader_needs(site: Path) -> None:
             assert words(observation["stated_as"]) in text
             for name in observation["figures"]:
                 assert name in text
+        for run in data.get("runs", []):
+            assert f"{run['id']} {words(run['label'])} {run['role']}" in text
+            for metric in run["metrics"]:
+                assert metric["name"] in text
+                assert words(metric.get("stated_as", "")) in text
+        for comparison in data.get("comparisons", []):
+            assert f"{comparison['kind']} of {comparison['metric']}" in text
+            assert words(comparison.get("stated_as", "")) in text
 
 
-def test_seed_record_page_keeps_its_hit_rate_and_four_days(site: Path) -> None:
+def test_seed_record_page_shows_each_run_with_its_metrics(site: Path) -> None:
     text = parse(site / "records" / f"{SEED}.html").text
-    assert "hit_rate (single): 0.935" in text
-    assert "hit_rate (single): min 0.43, max 0.45" in text
-    assert "duration: days 4" in text
-    # a null result shows why it is null
+    # the replay: cold and warm, with the hit rate and what it counts
+    assert "ttft_ms single 53,200 ms 53.2 s cold" in text
+    assert "hit_rate counts tokens, over the run single 0.935 fraction" in text
+    # 0.935 x 150,000 = 140,250 tokens; x 65,536 B = 9,191,424,000 B = 8.56 GiB
+    assert "tokens not recomputed 140,250 140,250 0.935 x 150,000" in text
+    assert "bytes not recomputed 8.56 GiB 8.56 GiB (9,191,424,000 B)" in text
+    # the four days on the second host
+    assert "four-days-mixed second host, 4x RTX 5090, four days of mixed traffic" in text
+    assert "hardware 4 x rtx-5090, 128 GB VRAM" in text
+    assert "duration 4 days" in text
+    assert "hit_rate what it counts is not stated, over the run single 0.43–0.45" in text
+    assert "hit_rate what it counts is not stated, over the run single 0.7–0.9" in text
+    assert "prompt_tokens total ~78,000,000 tokens" in text
+    # a run's null says why
+    assert (
+        "context (tokens) not stated : The post gives no prompt lengths for the four days" in text
+    )
+    # the card, from the headline run, with the reason for its null
     assert (
         "decode at context (tokens/s) not stated The post does not publish decode tokens/s." in text
     )
+
+
+def test_comparisons_show_the_stated_figure_beside_the_recomputation(site: Path) -> None:
+    text = parse(site / "records" / f"{SEED}.html").text
+    # 53,200 / 2,300 = 23.130434...: four decimals, as explain prints it
+    assert "speedup of ttft_ms (single) cold" in text
+    assert "23x 23.1304x 53,200 / 2,300 53.2 s cold to 2.3 s warm is 23x" in text
+    hardware = parse(site / "hardware" / "rtx-5090.html").text
+    assert "ttft_ms (single) speedup 23x, cold to warm" in hardware
 
 
 def test_a_null_setup_or_source_field_says_why_where_it_stands(site: Path) -> None:
@@ -399,7 +439,7 @@ def test_scales() -> None:
 
 
 def _hostile_dataset(root: Path) -> None:
-    """A record, its model and its hardware with markup in every kind of text a page shows."""
+    """Records, a model and a hardware file with markup in every kind of text a page shows."""
     record = root / "records" / "kv-efficiency" / "deepseek-v2-mla-8xh800.yaml"
     text = record.read_text(encoding="utf-8")
     text = re.sub(r"(?m)^title: >-\n(  .*\n)+", f"title: '{HOSTILE} & \"quotes\"'\n", text, count=1)
@@ -410,6 +450,17 @@ def _hostile_dataset(root: Path) -> None:
         .replace("name: deepseek-internal", f"name: '{HOSTILE}'")
     )
     record.write_text(text, encoding="utf-8")
+    seed = root / "records" / "kv-efficiency" / f"{SEED}.yaml"
+    seed.write_text(
+        seed.read_text(encoding="utf-8")
+        .replace("label: the same prompt again, prefix cached", f"label: '{HOSTILE} run'")
+        .replace("stated_as: 53.2 s cold\n", f"stated_as: '{HOSTILE} metric'\n")
+        .replace(
+            "stated_as: 53.2 s cold to 2.3 s warm is 23x on that one prompt",
+            f"stated_as: '{HOSTILE} comparison'",
+        ),
+        encoding="utf-8",
+    )
     model = root / "models" / "deepseek-v2.yaml"
     model.write_text(
         re.sub(r"(?m)^name: .*$", f"name: '{HOSTILE}'", model.read_text(encoding="utf-8")),
@@ -439,6 +490,7 @@ def test_markup_in_the_dataset_is_escaped_on_every_page_that_shows_it(tmp_path: 
     shown_on = {
         "index.html": 2,  # the engine in the table and in the engine filter
         "records/deepseek-v2-mla-8xh800.html": 6,  # title (twice), notes, publisher, engine, model
+        f"records/{SEED}.html": 4,  # a run's label (twice), a metric's and a comparison's words
         "models/deepseek-v2.html": 3,  # the model's name (twice) and the record's title
         "hardware/h800.html": 3,  # the hardware's name (twice), the engine
     }

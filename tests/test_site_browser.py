@@ -202,7 +202,7 @@ def test_record_link_opens_the_recomputation(browser: WebDriver, site: Path) -> 
 def test_record_page_shows_notes_and_why_each_null_is_null(browser: WebDriver, site: Path) -> None:
     browser.get((site / "records" / "vllm-qwen38-27b-apc-150k-rtx5090.html").as_uri())
     headings = [h.text for h in browser.find_elements(By.TAG_NAME, "h2")]
-    for heading in ("Workload", "Results", "Notes", "Confidence"):
+    for heading in ("Workload", "Results", "Runs", "Comparisons", "Notes", "Confidence"):
         assert heading in headings
     notes = browser.find_element(By.XPATH, "//h2[.='Notes']/following-sibling::p[1]")
     assert notes.is_displayed()
@@ -214,6 +214,12 @@ def test_record_page_shows_notes_and_why_each_null_is_null(browser: WebDriver, s
         "The post does not name the vLLM version or build." in shown["methodology.engine.version"]
     )
     assert "not tied to a section or table" in shown["methodology.source.locator"]
+    warm = browser.find_element(By.ID, "run-warm")
+    assert "headline" in warm.find_element(By.TAG_NAME, "h3").text
+    metrics = warm.find_elements(By.CSS_SELECTOR, "table.metrics tbody tr")
+    assert [m.find_element(By.TAG_NAME, "code").text for m in metrics] == ["ttft_ms", "hit_rate"]
+    browser.find_element(By.CSS_SELECTOR, "table.comparisons a[href='#run-cold']").click()
+    assert browser.find_element(By.ID, "run-cold").is_displayed()
     locator = browser.find_element(By.XPATH, "//dt[.='locator']/following-sibling::dd[1]")
     assert locator.text.startswith("not stated: The post is short")
     assert _severe(browser) == []

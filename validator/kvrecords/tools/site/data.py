@@ -43,11 +43,12 @@ from kvrecords.tools.site.hardware import (
 )
 from kvrecords.tools.site.recomputation import recompute
 from kvrecords.tools.site.rows import export_row
+from kvrecords.tools.site.runs import ComparisonRow, RunView, comparison_rows, run_views
 
 BF16 = parse_element_type("bf16")
 DEFAULT_MAX_CONTEXT = 128 * 1024
 ASSUMED = re.compile(r"\bassume[ds]\b", re.IGNORECASE)
-STATED_RATIO = re.compile(r"^(\d{1,3}(,\d{3})+|\d+)(\.\d+)?x$")  # the schema's ratio
+STATED_RATIO = re.compile(r"^~?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?x$")  # the schemas' ratios
 
 
 # ---------------------------------------------------------------- records
@@ -60,10 +61,12 @@ class Speedup(NamedTuple):
 
 
 def speedup_of(results: Mapping[str, Any]) -> Speedup | None:
-    """The speedup the record states (``23x``), else cold / warm TTFT when both are given."""
+    """The speedup the record states (``23x``, ``~3x``), else cold / warm TTFT when both are
+    given. ``results``: a record's headline figures (``headline_figures``)."""
     stated = results.get("speedup")
     if isinstance(stated, str) and STATED_RATIO.match(stated):
-        return Speedup(float(stated.removesuffix("x").replace(",", "")), stated, True)
+        figure = stated.removeprefix("~").removesuffix("x").replace(",", "")
+        return Speedup(float(figure), stated, True)
     cold = plain_number(results.get("cold_ttft_ms"))
     warm = plain_number(results.get("warm_ttft_ms"))
     if cold and warm:
@@ -120,6 +123,9 @@ class RecordEntry:
     placement: Placement
     speedup: Speedup | None
     explanation: tuple[ExplainLine, ...]
+    reasons: dict[str, str]  # why each null is null, by dotted field
+    runs: tuple[RunView, ...]  # format 2: each configuration the source measured
+    comparisons: tuple[ComparisonRow, ...]  # format 2: as stated and as recomputed
 
     @property
     def slug(self) -> str:
@@ -130,11 +136,6 @@ class RecordEntry:
         """The decode rate at the record's context, else the one in results."""
         headline = self.row["measured_tps_at_ctx"]
         return headline if headline is not None else self.row["decode_tokens_per_s"]
-
-    @property
-    def reasons(self) -> dict[str, str]:
-        """Why each null is null, by dotted field."""
-        return {entry["field"]: entry["reason"] for entry in self.data.get("not_stated", [])}
 
     @property
     def url(self) -> str | None:
@@ -315,15 +316,20 @@ def _read_record(
     if data.get("model") not in models:
         raise ValueError(f"{record_file.display}: no model file for {data.get('model')!r}")
     model = models[data["model"]][0]
-    text = recompute(root, document, model, catalog)
+    recomputation = recompute(root, document, model, catalog)
+    context = recomputation.context
+    reasons = {entry["field"]: entry["reason"] for entry in data.get("not_stated", [])}
     return RecordEntry(
         row=export_row(data, model, record_file.display),
         data=data,
         placement=placement(data["methodology"]["hardware"], hardware, families),
         speedup=speedup_of(headline_figures(data)),
         explanation=tuple(
-            ExplainLine(line, bool(ASSUMED.search(line))) for line in text.split("\n")
+            ExplainLine(line, bool(ASSUMED.search(line))) for line in recomputation.text.split("\n")
         ),
+        reasons=reasons,
+        runs=run_views(context, reasons) if context else (),
+        comparisons=comparison_rows(context) if context else (),
     )
 
 

@@ -23,14 +23,21 @@ def number(value: float | int | Fraction) -> str:
     return f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.1f}"
 
 
+BOUND_WORDS = {"min": "at least", "max": "up to"}
+
+
 def measured(value: Any) -> str:
-    """A measured figure as the record states it: 12.5, ~900, 40–60; '' when absent."""
+    """A measured figure as the record states it: 12.5, ~900, 40–60, up to 9, median 4,096;
+    '' when absent."""
     if value is None:
         return ""
     if isinstance(value, dict):
         if "about" in value:
             return f"~{number(value['about'])}"
-        return f"{number(value['min'])}–{number(value['max'])}"
+        if "min" in value and "max" in value:
+            return f"{number(value['min'])}–{number(value['max'])}"
+        (key, inner), *_ = value.items()  # a bound or one statistic of a distribution
+        return f"{BOUND_WORDS.get(key, key)} {number(inner)}"
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return number(value)
     return str(value)

@@ -2,12 +2,14 @@
 
 ``explain_record`` reads the record and its model from disk; the site has both in memory and
 a hardware catalog shared by every record, so this is its body for a parsed document, with
-explain's own lines (the text is the same, line for line).
+explain's own lines (the text is the same, line for line), and the record as the checks see
+it, from which the pages show each run's and each comparison's recomputation.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from kvrecords.checks.context import RecordContext
 from kvrecords.checks.hardware import HardwareCatalog
@@ -18,12 +20,19 @@ from kvrecords.kv.geometry import Model
 from kvrecords.tools.explain import _problem_lines, explain_lines
 
 
-def recompute(root: Path, document: Document, model: Model, catalog: HardwareCatalog) -> str:
+class Recomputation(NamedTuple):
+    text: str  # what ``kvrecords explain`` prints
+    context: RecordContext | None  # the record as the checks see it; None: it fails its schema
+
+
+def recompute(
+    root: Path, document: Document, model: Model, catalog: HardwareCatalog
+) -> Recomputation:
     """What ``kvrecords explain`` prints for ``document``, whose model is ``model``."""
     lines = [document.path]
     schema_errors = schema_problems(document, "record", root / SCHEMA_DIR)
     if schema_errors:
         lines.append("fails its schema, so nothing is derived:")
-        return "\n".join(lines + _problem_lines(schema_errors))
+        return Recomputation("\n".join(lines + _problem_lines(schema_errors)), None)
     context = RecordContext(document, model, f"{MODELS_DIR}/{document.data['model']}")
-    return "\n".join(lines + explain_lines(context, catalog))
+    return Recomputation("\n".join(lines + explain_lines(context, catalog)), context)
