@@ -34,7 +34,9 @@ from kvrecords.tools.site.charts import (
     ttft_chart,
 )
 from kvrecords.tools.site.data import gather
+from kvrecords.tools.site.formatting import measured
 from kvrecords.tools.site.hardware import hardware_families, placement
+from kvrecords.tools.site.runs import ROLE_WORDS
 
 HOSTILE = "<script>alert(1)</script>"
 ESCAPED = "&lt;script&gt;alert(1)&lt;/script&gt;"
@@ -250,7 +252,7 @@ def test_record_pages_show_what_a_reader_needs(site: Path) -> None:
             for name in observation["figures"]:
                 assert name in text
         for run in data.get("runs", []):
-            assert f"{run['id']} {words(run['label'])} {run['role']}" in text
+            assert f"{run['id']} {words(run['label'])} {ROLE_WORDS[run['role']]}" in text
             for metric in run["metrics"]:
                 assert metric["name"] in text
                 assert words(metric.get("stated_as", "")) in text
@@ -282,6 +284,32 @@ def test_seed_record_page_shows_each_run_with_its_metrics(site: Path) -> None:
     assert (
         "decode at context (tokens/s) not stated The post does not publish decode tokens/s." in text
     )
+
+
+def _table_rows(page: str, css_class: str) -> list[str]:
+    """The text of each row of the page's table with class ``css_class``, cells joined by '|'."""
+    table = page[page.index(f'<table class="{css_class}">') :]
+    table = table[: table.index("</table>")]
+    rows = []
+    for row in re.findall(r"<tr>(.*?)</tr>", table, re.DOTALL):
+        cells = re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.DOTALL)
+        rows.append("|".join(" ".join(re.sub(r"<[^>]+>", " ", c).split()) for c in cells))
+    return rows
+
+
+def test_runs_at_a_glance_put_every_run_against_every_metric(site: Path) -> None:
+    page = (site / "records" / f"{SEED}.html").read_text(encoding="utf-8")
+    head, *body = _table_rows(page, "run-grid")
+    assert head == (
+        "run|role|context tokens|ttft_ms single, ms|hit_rate single, fraction"
+        "|prompt_tokens total, tokens|generated_tokens total, tokens"
+    )
+    assert body == [
+        "cold|baseline|150,000|53,200|||",
+        "warm headline|treatment|150,000|2,300|0.935||",
+        "four-days-mixed|treatment|||0.43–0.45|~78,000,000|~5,900,000",
+        "four-days-reused-documents|treatment|||0.7–0.9||",
+    ]
 
 
 def test_comparisons_show_the_stated_figure_beside_the_recomputation(site: Path) -> None:
@@ -560,3 +588,15 @@ def test_units() -> None:
     assert format_tokens(131072) == "128K"
     assert format_tokens(1048576) == "1M"
     assert slug("kv-efficiency/a-b") == "a-b"
+
+
+def test_a_measured_figure_keeps_its_written_digits() -> None:
+    assert measured(323.28) == "323.28"
+    assert measured(52184460) == "52,184,460"
+    assert measured(8.94e-06) == "8.94e-06"
+    assert measured({"about": 78000000}) == "~78,000,000"
+    assert measured({"min": 0.43, "max": 0.45}) == "0.43–0.45"
+    assert measured({"max": 9}) == "up to 9"
+    assert measured({"median": 4096}) == "median 4,096"
+    assert measured("8.56 GiB") == "8.56 GiB"
+    assert measured(None) == ""

@@ -43,7 +43,14 @@ from kvrecords.tools.site.hardware import (
 )
 from kvrecords.tools.site.recomputation import recompute
 from kvrecords.tools.site.rows import export_row
-from kvrecords.tools.site.runs import ComparisonRow, RunView, comparison_rows, run_views
+from kvrecords.tools.site.runs import (
+    ComparisonRow,
+    RunGrid,
+    RunView,
+    comparison_rows,
+    run_grid,
+    run_views,
+)
 
 BF16 = parse_element_type("bf16")
 DEFAULT_MAX_CONTEXT = 128 * 1024
@@ -169,6 +176,10 @@ class RecordEntry:
             )
             for item in self.data.get("results", {}).get("observations", [])
         ]
+
+    @property
+    def run_grid(self) -> RunGrid:
+        return run_grid(self.runs)
 
     def rank(self) -> tuple[float, float, str]:
         """Best first: the larger speedup, then the faster decode."""

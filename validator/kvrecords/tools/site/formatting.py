@@ -9,7 +9,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from kvrecords.kv.units import format_bytes_short
+from kvrecords.kv.units import format_bytes_short, format_number
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -27,19 +27,19 @@ BOUND_WORDS = {"min": "at least", "max": "up to"}
 
 
 def measured(value: Any) -> str:
-    """A measured figure as the record states it: 12.5, ~900, 40–60, up to 9, median 4,096;
-    '' when absent."""
+    """A measured figure as the record states it, its digits as written: 12.5, ~900, 40–60,
+    323.28, up to 9, median 4,096; '' when absent."""
     if value is None:
         return ""
     if isinstance(value, dict):
         if "about" in value:
-            return f"~{number(value['about'])}"
+            return f"~{measured(value['about'])}"
         if "min" in value and "max" in value:
-            return f"{number(value['min'])}–{number(value['max'])}"
+            return f"{measured(value['min'])}–{measured(value['max'])}"
         (key, inner), *_ = value.items()  # a bound or one statistic of a distribution
-        return f"{BOUND_WORDS.get(key, key)} {number(inner)}"
+        return f"{BOUND_WORDS.get(key, key)} {measured(inner)}"
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return number(value)
+        return format_number(value)
     return str(value)
 
 

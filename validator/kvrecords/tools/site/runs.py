@@ -77,6 +77,7 @@ class RunView(NamedTuple):
     label: str
     role: str
     headline: bool
+    context: str  # the run's own context, else the record's ('' when neither is stated)
     settings: tuple[Setting, ...]
     metrics: tuple[MetricRow, ...]
     derived: tuple[DerivedRow, ...]
@@ -207,6 +208,7 @@ def run_views(context: RecordContext, reasons: Mapping[str, str]) -> tuple[RunVi
             derivation.working,
         )
     headline = context.data.get("headline_run")
+    record_context = context.data["kv_bytes_basis"].get("context_tokens")
     views = []
     for run in runs(context.data):
         stated = run.stated
@@ -225,6 +227,7 @@ def run_views(context: RecordContext, reasons: Mapping[str, str]) -> tuple[RunVi
                 stated["label"],
                 stated["role"],
                 run.id == headline,
+                measured(stated.get("context_tokens", record_context)),
                 settings,
                 tuple(_metric_row(metric) for metric in stated.get("metrics", [])),
                 tuple(
@@ -235,6 +238,26 @@ def run_views(context: RecordContext, reasons: Mapping[str, str]) -> tuple[RunVi
             )
         )
     return tuple(views)
+
+
+class RunGrid(NamedTuple):
+    """Every run against every metric it measured: a sweep read at a glance."""
+
+    columns: tuple[tuple[str, str, str], ...]  # metric name, statistic, unit
+    rows: tuple[tuple[RunView, tuple[Any, ...]], ...]  # each run, its value per column or None
+
+
+def run_grid(views: tuple[RunView, ...]) -> RunGrid:
+    """The runs' metrics as one table, columns in the order they first appear."""
+    columns: dict[tuple[str, str], str] = {}
+    for view in views:
+        for metric in view.metrics:
+            columns.setdefault((metric.name, metric.statistic), metric.unit)
+    rows = []
+    for view in views:
+        values = {(m.name, m.statistic): m.value for m in view.metrics}
+        rows.append((view, tuple(values.get(key) for key in columns)))
+    return RunGrid(tuple((name, stat, unit) for (name, stat), unit in columns.items()), tuple(rows))
 
 
 def _bounds_text(bounds: Bounds, kind: str) -> str:
