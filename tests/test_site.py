@@ -33,7 +33,7 @@ from kvrecords.tools.site.charts import (
     log_bounds,
     ttft_chart,
 )
-from kvrecords.tools.site.data import gather
+from kvrecords.tools.site.data import Speedup, gather, speedup_of
 from kvrecords.tools.site.formatting import measured
 from kvrecords.tools.site.hardware import hardware_families, placement
 from kvrecords.tools.site.runs import ROLE_WORDS
@@ -194,6 +194,16 @@ def test_speedup_column_sorts_by_the_ratio(site: Path) -> None:
     assert by_record[SEED] == ("23.0", "23x")
     stated = {slug(r["id"]) for r in rows(REPO) if r["speedup"]}
     assert {name for name, cell in by_record.items() if cell[0]} == stated
+
+
+def test_a_stated_speedup_ranks_by_its_low_end_else_cold_over_warm() -> None:
+    for stated, value in (("23x", 23.0), ("~23x", 23.0), ("2.35-3.47x", 2.35), ("<=4x", 4.0)):
+        assert speedup_of({"speedup": stated}) == Speedup(value, stated, True)
+    # 53,200 / 2,300 = 23.13...: worked out here, so not 'stated'
+    assert speedup_of({"cold_ttft_ms": 53200, "warm_ttft_ms": 2300}) == Speedup(
+        53200 / 2300, "23.1x", False
+    )
+    assert speedup_of({"cold_ttft_ms": 53200, "warm_ttft_ms": None}) is None
 
 
 def test_kv_column_is_the_cost_at_context_with_the_per_token_figure_beside(site: Path) -> None:

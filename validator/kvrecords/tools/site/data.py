@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kvrecords.checks.hardware import HardwareCatalog
+from kvrecords.checks.runs import stated_comparison
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import SCHEMA_DIR, DatasetFile, discover
 from kvrecords.dataset.models import model_from_data
@@ -55,7 +56,6 @@ from kvrecords.tools.site.runs import (
 BF16 = parse_element_type("bf16")
 DEFAULT_MAX_CONTEXT = 128 * 1024
 ASSUMED = re.compile(r"\bassume[ds]\b", re.IGNORECASE)
-STATED_RATIO = re.compile(r"^~?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?x$")  # the schemas' ratios
 
 
 # ---------------------------------------------------------------- records
@@ -68,12 +68,12 @@ class Speedup(NamedTuple):
 
 
 def speedup_of(results: Mapping[str, Any]) -> Speedup | None:
-    """The speedup the record states (``23x``, ``~3x``), else cold / warm TTFT when both are
-    given. ``results``: a record's headline figures (``headline_figures``)."""
+    """The speedup the record states (``23x``, ``~23x``, ``2.35-3.47x``, ``<=4x``; ranked by
+    its low end), else cold / warm TTFT when both are given. ``results``: a record's headline
+    figures (``headline_figures``)."""
     stated = results.get("speedup")
-    if isinstance(stated, str) and STATED_RATIO.match(stated):
-        figure = stated.removeprefix("~").removesuffix("x").replace(",", "")
-        return Speedup(float(figure), stated, True)
+    if isinstance(stated, str) and stated.endswith("x"):
+        return Speedup(float(stated_comparison(stated).low.value), stated, True)
     cold = plain_number(results.get("cold_ttft_ms"))
     warm = plain_number(results.get("warm_ttft_ms"))
     if cold and warm:
