@@ -48,11 +48,12 @@ hooks: $(BIN)/kvrecords
 site: $(BIN)/kvrecords
 	$(BIN)/kvrecords site build --out site
 
-## site-screenshot: refresh docs/screenshot-site*.png from the browser tests
+## site-screenshot: refresh docs/screenshot-site*.png (table, charts, a record's runs) from the browser tests
 site-screenshot: $(BIN)/kvrecords
 	$(BIN)/python -m pytest tests/test_site_browser.py -q
 	cp site/screenshot.png docs/screenshot-site.png
 	cp site/screenshot-charts.png docs/screenshot-site-charts.png
+	cp site/screenshot-record.png docs/screenshot-site-record.png
 
 ## bench: kvrecords against check-jsonschema (both installed as users install them)
 BENCH_VENV ?= .venv-bench

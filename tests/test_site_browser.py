@@ -22,6 +22,7 @@ CHROMEDRIVER = Path("/usr/bin/chromedriver")
 # for a human to look at; `make site-screenshot` copies it to docs/screenshot-site.png
 SCREENSHOT = REPO / "site" / "screenshot.png"
 CHARTS_SCREENSHOT = REPO / "site" / "screenshot-charts.png"
+RECORD_SCREENSHOT = REPO / "site" / "screenshot-record.png"
 INSTALL_HINT = "make test installs chromium and chromedriver as root; else run sudo sh tools/install-browser.sh"
 
 try:
@@ -223,6 +224,12 @@ def test_record_page_shows_notes_and_why_each_null_is_null(browser: WebDriver, s
     locator = browser.find_element(By.XPATH, "//dt[.='locator']/following-sibling::dd[1]")
     assert locator.text.startswith("not stated: The post is short")
     assert _severe(browser) == []
+    # the runs, for a human to look at (`make site-screenshot`)
+    runs = browser.find_element(By.XPATH, "//h2[.='Runs']")
+    browser.execute_script("arguments[0].scrollIntoView()", runs)
+    RECORD_SCREENSHOT.parent.mkdir(exist_ok=True)
+    assert browser.save_screenshot(str(RECORD_SCREENSHOT))
+    assert RECORD_SCREENSHOT.stat().st_size > 10_000
 
 
 def test_overview_charts_have_size_and_screenshot(browser: WebDriver, site: Path) -> None:
