@@ -145,6 +145,12 @@ METRICS: tuple[Metric, ...] = (
         needs="scope",
     ),
     Metric(
+        "waiting_requests",
+        "requests",
+        "Requests waiting in the engine's queue, not yet scheduled (vLLM's num_requests_waiting), "
+        "sampled over the run; the statistic is over the samples.",
+    ),
+    Metric(
         "max_concurrency",
         "requests",
         "Requests of a given length that fit in the KV pool at once, as the engine reports it.",
