@@ -72,6 +72,26 @@ METRICS: tuple[Metric, ...] = (
         lower_is_better=True,
     ),
     Metric(
+        "itl_slope_ms_per_token",
+        "ms/token",
+        "Slope of a linear fit of ITL against context length at concurrency 1: the decode time "
+        "each cached token adds (ITL = slope x context + intercept).",
+        lower_is_better=True,
+    ),
+    Metric(
+        "itl_intercept_ms",
+        "ms",
+        "Intercept of that linear fit of ITL against context length: the ITL at zero context.",
+        lower_is_better=True,
+    ),
+    Metric(
+        "break_even_context_tokens",
+        "tokens",
+        "Context length beyond which a treatment's fitted ITL falls below the baseline's (a "
+        "quantized cache's fixed overhead paid back by its smaller per-token cost).",
+        lower_is_better=True,
+    ),
+    Metric(
         "decode_tokens_per_s",
         "tokens/s",
         "Decode rate of one sequence: output tokens per second after the first token.",
@@ -151,6 +171,12 @@ METRICS: tuple[Metric, ...] = (
         "sampled over the run; the statistic is over the samples.",
     ),
     Metric(
+        "kv_block_size_tokens",
+        "tokens",
+        "Tokens per KV-cache block as the engine set or printed it; prefix reuse lands on "
+        "block boundaries (hybrid models raise the attention block to the state page).",
+    ),
+    Metric(
         "max_concurrency",
         "requests",
         "Requests of a given length that fit in the KV pool at once, as the engine reports it.",
@@ -176,6 +202,13 @@ METRICS: tuple[Metric, ...] = (
         "estimator's charge, a deployed format's size); the model's geometry is the basis's "
         "bytes_per_token.",
         lower_is_better=True,
+    ),
+    Metric(
+        "free_memory_bytes",
+        "bytes",
+        "Accelerator memory left free during the run (headroom beside weights and KV), as the "
+        "source measured it.",
+        byte_valued=True,
     ),
     Metric(
         "peak_memory_bytes",
