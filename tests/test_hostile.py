@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -243,3 +244,42 @@ def test_file_names_with_line_breaks_do_not_confuse_the_id_check(dataset: Path) 
     # claimed by the seed (the id it states) and by its case twin (the id its path gives)
     assert SEED.as_posix() in clashes["records/kv-efficiency/two\nlines.yaml"]
     assert "Two\nLines.yml" in clashes["records/kv-efficiency/two\nlines.yaml"]
+
+
+ADVERSARIAL_PROSE = {
+    "chain-without-result": ("= ", "1 x "),
+    "percentages": ("", "1% x "),
+    "quotients": ("", "1 / "),
+    "parenthesised-sums": ("", "(1 + "),
+    "wrong-claims": ("", "1 x 1 = 2. "),
+    "weak-verbs": ("", "2 x 3 is 7, "),
+}
+
+
+def folded(text: str, width: int = 90) -> str:
+    """``text`` as the lines of a folded block scalar, broken at spaces."""
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + len(word) >= width:
+            lines.append(line)
+            line = ""
+        line += f" {word}" if line else word
+    return "".join(f"  {line}\n" for line in [*lines, line])
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL_PROSE))
+def test_a_record_of_adversarial_prose_up_to_the_size_cap_is_checked_in_seconds(
+    name: str, dataset: Path
+) -> None:
+    text = record_text(dataset, name)
+    first, piece = ADVERSARIAL_PROSE[name]
+    room = MAX_FILE_BYTES - len(text.encode()) - 1000
+    prose = folded(first + piece * (room * 95 // 100 // len(piece)))  # indentation takes 3 %
+    path = write(dataset, name, text.replace("notes: >-\n", f"notes: >-\n{prose}", 1))
+    assert 500_000 < path.stat().st_size <= MAX_FILE_BYTES
+    started = time.monotonic()
+    result = run_cli("validate", str(path.relative_to(dataset)), cwd=dataset)
+    # under 2 s on the 2-core reference machine; the bound leaves room for a busy one
+    assert time.monotonic() - started < 30
+    assert result.returncode in (0, 1), result.stderr
+    assert "Traceback" not in result.stdout + result.stderr

@@ -6,6 +6,7 @@ import io
 import json
 import re
 import tempfile
+import time
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
@@ -17,8 +18,9 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from conftest import copy_dataset
-from kvrecords.dataset.document import Document, parse_document
+from kvrecords.dataset.document import MAX_FILE_BYTES, Document, parse_document
 from kvrecords.dataset.models import load_model_file
+from kvrecords.kv import prose
 from kvrecords.kv.arithmetic import kv_report, parse_element_type
 from kvrecords.problems import Problem
 from kvrecords.runner.validate import validate
@@ -369,3 +371,99 @@ def test_a_changed_model_or_hardware_file_rechecks_every_record_naming_it(
         # a breaking change shows: the full run fails the dependents (or the changed file itself)
         if breaks and dependents:
             assert any(p.path in dependents | {changed_display} for p in full)
+
+
+# Pieces of prose that once made the claim scan quadratic (a chain with no result, repeated
+# percentages, quotients and parenthesised sums), and pieces of every token the scan knows.
+ADVERSARIAL_PROSE = [
+    "= ",
+    "1 x ",
+    "1% x ",
+    "1 / ",
+    "(1 + ",
+    "(",
+    ")",
+    "2^",
+    "9e99 x ",
+    "1,000",
+    "1\u2009000 ",
+    ",",
+    " ",
+    "\n",
+    "-",
+    "43-45 ",
+    " - ",
+    "(a ",
+    "(K+V) ",
+    "x",
+    "x 2 = 4 ",
+    "= 1 ",
+    "150k ",
+    "2 GiB ",
+    "B/token ",
+    "bytes per token ",
+    "which is ",
+    "is about ",
+    "~",
+    "layers ",
+    "93.5% of ",
+    "4x ",
+]
+
+
+class _WorkCounter:
+    """Counts what the prose scan does: tokens found, numbers read, items evaluated."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.tokens = self.numbers = self.items = 0
+        token_re, read_number, evaluate = prose._TOKEN_RE, prose._number, prose._evaluate
+
+        class Tokens:
+            @staticmethod
+            def finditer(text: str) -> Iterator[re.Match[str]]:
+                for token in token_re.finditer(text):
+                    self.tokens += 1
+                    yield token
+
+        def number(*args: Any, **kwargs: Any) -> Any:
+            self.numbers += 1
+            return read_number(*args, **kwargs)
+
+        def evaluated(items: list[Any]) -> Any:
+            self.items += len(items)
+            return evaluate(items)
+
+        monkeypatch.setattr(prose, "_TOKEN_RE", Tokens)
+        monkeypatch.setattr(prose, "_number", number)
+        monkeypatch.setattr(prose, "_evaluate", evaluated)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(ADVERSARIAL_PROSE), min_size=1, max_size=40),
+    st.integers(min_value=1, max_value=400),
+)
+def test_the_prose_scan_does_work_linear_in_the_text(pieces: list[str], repeats: int) -> None:
+    text = "".join(pieces) * repeats
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        work = _WorkCounter(monkeypatch)
+        scanned = prose.scan(text)
+    assert work.tokens <= len(text)
+    # each token is read and evaluated in at most two expressions: as a result, then as the
+    # first number of the next
+    assert work.numbers <= 2 * work.tokens + 1
+    assert work.items <= 2 * work.tokens + 1
+    assert len(scanned.claims) + len(scanned.unreadable) <= work.tokens
+
+
+@settings(max_examples=8, deadline=None)
+@given(st.lists(st.sampled_from(ADVERSARIAL_PROSE), min_size=1, max_size=12))
+def test_the_prose_scan_of_text_up_to_the_size_cap_takes_seconds_not_minutes(
+    pieces: list[str],
+) -> None:
+    unit = "".join(pieces)
+    text = (unit * (MAX_FILE_BYTES // len(unit) + 1))[:MAX_FILE_BYTES]
+    started = time.process_time()
+    prose.scan(text, limit=1000)
+    # about a second on the 2-core reference machine; a quadratic scan took over 15 minutes
+    assert time.process_time() - started < 20

@@ -15,7 +15,7 @@ from kvrecords.kv.prose import claim_value_in_unit, find_claims
         # the seed's three claims
         (
             "16 layers x 4 kv heads x 256 head_dim x 2 (K+V) x 2 bytes = 65,536 B/token",
-            "16 x 4 x 256 x 2 x 2",
+            "16 x 4 x 256 x 2 x 2 bytes",
             65536,
             "B/token",
         ),
@@ -34,7 +34,7 @@ from kvrecords.kv.prose import claim_value_in_unit, find_claims
         # the kv command's own formula form, with a parenthesised sum
         (
             "61 layers x (512 + 64) x 1 byte = 35,136 B/token",
-            "61 x (512 + 64) x 1",
+            "61 x (512 + 64) x 1 byte",
             35136,
             "B/token",
         ),
@@ -53,7 +53,7 @@ from kvrecords.kv.prose import claim_value_in_unit, find_claims
 )
 def test_claims(text: str, expression: str, value: Fraction, unit: str | None) -> None:
     (claim,) = find_claims(text)
-    assert claim.expression() == expression
+    assert claim.expression == expression
     assert claim.unit == unit
     assert claim_value_in_unit(claim) == value
 
@@ -74,4 +74,4 @@ def test_not_claims(text: str) -> None:
 
 def test_several_claims_in_one_text() -> None:
     claims = find_claims("First 2 x 3 = 6. Then 4 x 5 = 21, which is wrong.")
-    assert [(c.expression(), c.result.text) for c in claims] == [("2 x 3", "6"), ("4 x 5", "21")]
+    assert [(c.expression, c.result.text) for c in claims] == [("2 x 3", "6"), ("4 x 5", "21")]

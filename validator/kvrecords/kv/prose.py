@@ -1,9 +1,27 @@
-"""Arithmetic claims in prose: ``16 layers x 4 kv heads x 256 head_dim x 2 bytes = 65,536 B/token``.
+"""Arithmetic claims in prose: ``16 layers x 4 kv heads x 256 head_dim x 2 (K+V) x 2 bytes = 65,536 B/token``.
 
-A claim is a chain of numbers joined by ``x``, ``×``, ``*`` or `` / ``, each number optionally
-followed by up to three label words, then ``=`` and a result with an optional unit (a byte unit,
-``B/token`` or ``x``). Numbers may carry thousands separators and a trailing ``%``. The chain is
-evaluated here with exact fractions: record text comes from strangers and is never evaluated as
+A claim is an expression, then an equals sign (or ``≈``, ``->``, ``which is``, ``gives``), then a
+result: a number with an optional unit. The expression is a sum or difference of products and
+quotients of numbers, with parentheses and powers (``2^16``); each number may carry a byte unit
+(``32 GB``, ``65,536 B/token``), a percent sign (``93.5%``, ``93.5% of 150,000``), a multiplier
+(``150k``, ``78 million``) or an exponent (``9.8304e9``), and be followed by up to three label
+words (``16 layers``, ``2 (K+V)``). Thousands separators are commas, thin spaces or non-breaking
+spaces. A result may be approximate (``= ~19.16``, ``= about 9.2 GiB``), a ratio (``23x``) or a
+percentage (``= 93.5%``).
+
+Units: when any number in the expression carries a byte unit, the expression is in bytes and
+the result must carry one too; when none does, a byte result takes the expression as bytes
+(``65,536 x 150,000 = 9.16 GiB``).
+
+Weaker verbs (``is``, ``are``, ``makes``, ``comes to``) after an expression give a *tentative*
+claim: arithmetic written in words may not be a claim at all, so a check reports one that
+disagrees as a warning, not an error. Arithmetic that cannot be checked (units that do not
+combine, a number too large, a difference written as a range such as ``100-20 = 80``) is
+reported as ``Unreadable``, never passed in silence.
+
+The scan is linear in the length of the text: one regular expression, whose every alternative
+either consumes what it reads or reads a bounded number of characters, finds the tokens, and one
+pass over them builds each expression once. Values are exact fractions; no text is evaluated as
 code.
 """
 
@@ -15,22 +33,85 @@ from typing import NamedTuple
 
 from kvrecords.kv.units import BYTE_UNITS, Written
 
-_NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?%?"
-# A factor: a number, or a parenthesised sum of numbers such as (512 + 64).
-_FACTOR = rf"(?:{_NUMBER}|\({_NUMBER}(?:[ \t\n]*\+[ \t\n]*{_NUMBER})+\))"
-# A label word: letters and the punctuation of names like head_dim or (K+V); never a lone x,
-# and never a parenthesis followed by a digit, which opens a new expression.
-_LABEL = r"(?!(?:x|×)(?![A-Za-z_]))(?:[A-Za-z_]|\((?=[A-Za-z]))[A-Za-z0-9_()+\-/]*"
-_TERM = rf"{_FACTOR}(?:[ \t\n]+{_LABEL}){{0,3}}"
-_OPERATOR = r"(?:[ \t\n]*(?<![A-Za-z_\-])[x×*][ \t\n]*|[ \t\n]+/[ \t\n]+)"
-_UNITS = "|".join(sorted([*BYTE_UNITS, "B/token"], key=len, reverse=True))
-_CLAIM_RE = re.compile(
-    rf"(?<![\w.,])(?P<chain>{_TERM}(?:{_OPERATOR}{_TERM})+)[ \t\n]*=[ \t\n]*"
-    rf"(?P<result>(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?)(?:[ \t\n]*(?P<unit>{_UNITS}|x)(?![A-Za-z]))?"
+# Past this size a value is no plausible figure; stopping there bounds the work per operation.
+MAX_VALUE_BITS = 4096
+MAX_DIGITS = 60  # digits in one number
+MAX_DEPTH = 16  # nested parentheses
+MAX_ITEMS = 256  # numbers, operators and parentheses in one expression
+
+_SEPARATOR = "[,\u00a0\u2009\u202f]"
+_SPACE = "[ \u00a0\u2009\u202f]"
+_BYTE_UNIT = "|".join(sorted([*BYTE_UNITS, "bytes", "byte"], key=len, reverse=True))
+_MULTIPLIERS = {
+    "k": 1000,
+    "K": 1000,
+    "M": 10**6,
+    "thousand": 1000,
+    "million": 10**6,
+    "billion": 10**9,
+    "trillion": 10**12,
+}
+_TOKEN_RE = re.compile(
+    rf"""
+    (?=[0-9=≈≃≅→⇒~()×*·⋅/÷−^+\-x])  # every token starts with one of these: a fast skip
+    (?:(?P<number>(?:(?<![A-Za-z0-9_.])|(?<=x)(?<![A-Za-z_]x))
+        (?P<digits>[0-9]{{1,3}}(?:{_SEPARATOR}[0-9]{{3}})+(?![0-9])|[0-9]+)
+        (?P<decimals>\.[0-9]+)?
+        (?:[eE](?P<exponent>[+-]?[0-9]{{1,3}})(?![0-9]))?
+        (?:(?P<multiplier>[kKM])(?![A-Za-z0-9_])
+          |{_SPACE}(?P<word_multiplier>thousand|million|billion|trillion)\b)?
+        (?:(?P<percent>%|{_SPACE}percent\b)(?:{_SPACE}(?P<of>of)\b)?
+          |{_SPACE}?(?P<unit>(?:{_BYTE_UNIT})(?P<per_token>(?:/|{_SPACE}per{_SPACE})(?:tokens?|tok)\b)?)
+              (?![A-Za-z0-9_/])
+          |(?P<ratio>[x×])(?![A-Za-z0-9_(])
+        )?)
+    |(?P<eq>==|=>|~=|->|=|≈|≃|≅|→|⇒)
+    |(?P<op>\*\*|[×*·⋅/÷−^]|(?<![A-Za-z_])\+|\+(?![A-Za-z_])|(?<![A-Za-z_])x(?![A-Za-z_])
+        |(?<=\s)-(?=\s))
+    |(?P<label>\([A-Za-z][A-Za-z0-9_+\-/]{{0,30}}(?:\ [A-Za-z][A-Za-z0-9_+\-/]{{0,30}}){{0,5}}\))
+    |(?P<open>\()
+    |(?P<close>\)))
+    """,
+    re.VERBOSE,
 )
-_FACTOR_RE = re.compile(_FACTOR)
-_NUMBER_RE = re.compile(_NUMBER)
-_OPERATOR_RE = re.compile(_OPERATOR)
+_LABEL_WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_+\-/']*")
+_OPERATORS = {"x": "x", "×": "x", "*": "x", "·": "x", "⋅": "x", "/": "/", "÷": "/"}
+_OPERATORS |= {"+": "+", "-": "-", "−": "-", "^": "^", "**": "^"}
+_QUALIFIERS = {"", "~", "about", "roughly", "approximately", "around", "nearly", "almost"}
+# Words that join an expression to its result, and whether they join it only tentatively
+_JOINERS: dict[tuple[str, ...], bool] = {
+    ("which", "is"): False,
+    ("that", "is"): False,
+    ("gives",): False,
+    ("giving",): False,
+    ("equals",): False,
+    ("is",): True,
+    ("are",): True,
+    ("makes",): True,
+    ("make",): True,
+    ("totals",): True,
+    ("total",): True,
+    ("comes", "to"): True,
+    ("come", "to"): True,
+    ("works", "out", "to"): True,
+}
+_HYPHENS = {"-", "–", "‑"}
+
+
+class Number(NamedTuple):
+    """A number as prose writes it, with what the writing says about its size."""
+
+    text: str  # as shown in messages: separators as commas, suffixes kept
+    written: Written  # the digits, so the written precision survives
+    scale_parts: tuple[int, int]  # what one unit of the digits is worth, as a fraction
+    value: Fraction  # the digits times the scale
+    unit: str | None  # a byte unit, "%" or "x" (a ratio)
+    per_token: bool
+
+    @property
+    def scale(self) -> Fraction:
+        """1000 for 150k, 1/100 for 93.5%, 1,073,741,824 for GiB."""
+        return Fraction(*self.scale_parts)
 
 
 class Claim(NamedTuple):
@@ -38,64 +119,457 @@ class Claim(NamedTuple):
 
     text: str
     start: int  # offset in the prose
-    factors: tuple[tuple[str, str], ...]  # (operator, number as written); the first operator is ""
-    result: Written
-    unit: str | None
+    expression: str  # as messages show it: "16 x 4 x 256 x 2 x 2"
+    value: Fraction  # the expression's exact value, in bytes when the result is in bytes
+    numbers: tuple[Fraction, ...]  # the values of the expression's numbers
+    result: Written  # the result's digits as written
+    scale: Fraction  # what one unit of the result's digits is worth (in bytes for byte units)
+    suffix: str  # the result's unit as written after its digits: " GiB", "%", "x", "k"
+    in_bytes: bool  # the result has a byte unit (and the value is in bytes)
+    per_token: bool  # the result is bytes per token
+    tentative: bool  # joined by a weak verb ("is", "are"): perhaps not a claim at all
 
     @property
-    def value(self) -> Fraction:
-        """The chain's exact value."""
-        total = Fraction(1)
-        for operator, number in self.factors:
-            factor = _number_value(number)
-            total = total / factor if operator == "/" else total * factor
-        return total
-
-    def expression(self) -> str:
-        parts = [f"{op} {num}" if op else num for op, num in self.factors]
-        return " ".join(parts).replace("*", "x")
+    def unit(self) -> str | None:
+        return self.suffix.strip() or None
 
 
-def _number_value(written: str) -> Fraction:
-    if written.startswith("("):
-        return sum((_number_value(n) for n in _NUMBER_RE.findall(written)), Fraction(0))
-    if written.endswith("%"):
-        return Fraction(written[:-1].replace(",", "")) / 100
-    return Fraction(written.replace(",", ""))
+class Unreadable(NamedTuple):
+    """Arithmetic next to a stated figure that the grammar cannot check, and why."""
+
+    text: str
+    start: int
+    reason: str
+    beyond_limits: bool = False  # too long or too large to check, rather than ambiguous
+
+
+class _Invalid(Exception):
+    """The expression cannot be evaluated; the message says why."""
+
+    def __init__(self, reason: str, *, beyond_limits: bool = False) -> None:
+        super().__init__(reason)
+        self.beyond_limits = beyond_limits
+
+
+def _number(match: re.Match[str], *, ratio_sign_multiplies: bool = False) -> Number:
+    """The number a token holds; with ``ratio_sign_multiplies``, ``4x`` is 4 followed by the
+    multiplication that ``4x 5090`` means."""
+    digits = match["digits"]
+    if not digits.isdigit():
+        digits = re.sub(_SEPARATOR, ",", digits)
+    decimals = match["decimals"] or ""
+    plain = digits + decimals
+    whole = digits.replace(",", "")
+    if len(whole) + len(decimals) > MAX_DIGITS:
+        raise _Invalid(f"a number of more than {MAX_DIGITS} digits", beyond_limits=True)
+    # exact arithmetic in integers: the digits over a power of ten, times the scale
+    numerator, denominator = int(whole + decimals[1:]), 10 ** max(0, len(decimals) - 1)
+    scale_numerator, scale_denominator = 1, 1
+    suffix = ""
+    if match["exponent"]:
+        exponent = int(match["exponent"])
+        if exponent >= 0:
+            scale_numerator *= 10**exponent
+        else:
+            scale_denominator *= 10**-exponent
+        suffix += f"e{match['exponent']}"
+    multiplier = match["multiplier"] or match["word_multiplier"]
+    if multiplier:
+        scale_numerator *= _MULTIPLIERS[multiplier]
+        suffix += multiplier if match["multiplier"] else f" {multiplier}"
+    unit = None
+    if match["percent"]:
+        scale_denominator *= 100
+        unit, suffix = "%", suffix + "%"
+    elif match["unit"]:
+        unit = match["unit"] if match["unit"].isascii() else re.sub(_SPACE, " ", match["unit"])
+        scale_numerator *= BYTE_UNITS.get(unit.split("/")[0].split(" ")[0], 1)
+        suffix += f" {unit}"
+    elif match["ratio"] and not ratio_sign_multiplies:
+        unit, suffix = "x", suffix + "x"
+    return Number(
+        plain + suffix,
+        Written(plain),
+        (scale_numerator, scale_denominator),
+        Fraction(numerator * scale_numerator, denominator * scale_denominator)
+        if denominator * scale_denominator != 1
+        else Fraction(numerator * scale_numerator),
+        unit,
+        bool(match["per_token"]),
+    )
+
+
+def _is_bytes(number: Number) -> bool:
+    return number.unit not in (None, "%", "x")
+
+
+# An expression is a list of items: a Number, or an operator or parenthesis as a string.
+_Item = Number | str
+
+
+def _evaluate(items: list[_Item]) -> tuple[Fraction, int]:
+    """The exact value of an expression and its byte dimension (0 plain, 1 bytes)."""
+    position = 0
+
+    def peek() -> _Item | None:
+        return items[position] if position < len(items) else None
+
+    def atom() -> tuple[Fraction, int]:
+        nonlocal position
+        item = peek()
+        position += 1
+        if item == "(":
+            value = expression()
+            position += 1  # the closing parenthesis, which the scan guarantees
+            return value
+        assert isinstance(item, Number)
+        return item.value, 1 if _is_bytes(item) else 0
+
+    def power() -> tuple[Fraction, int]:
+        nonlocal position
+        base, dimension = atom()
+        if peek() == "^":
+            position += 1
+            exponent, exponent_dimension = atom()
+            if dimension or exponent_dimension or exponent.denominator != 1:
+                raise _Invalid("a power needs a plain base and a whole exponent")
+            bits = max(base.numerator.bit_length(), base.denominator.bit_length())
+            if abs(exponent) * bits > MAX_VALUE_BITS:
+                raise _Invalid("a value too large to check", beyond_limits=True)
+            if base == 0 and exponent < 0:
+                raise _Invalid("a division by zero")
+            base = base ** int(exponent)
+        return base, dimension
+
+    def product() -> tuple[Fraction, int]:
+        nonlocal position
+        value, dimension = power()
+        while peek() in ("x", "/"):
+            operator = items[position]
+            position += 1
+            factor, factor_dimension = power()
+            if operator == "x":
+                value, dimension = value * factor, dimension + factor_dimension
+            elif factor == 0:
+                raise _Invalid("a division by zero")
+            else:
+                value, dimension = value / factor, dimension - factor_dimension
+            _bounded(value)
+        return value, dimension
+
+    def expression() -> tuple[Fraction, int]:
+        nonlocal position
+        value, dimension = product()
+        while peek() in ("+", "-"):
+            operator = items[position]
+            position += 1
+            term, term_dimension = product()
+            if term_dimension != dimension:
+                raise _Invalid("a sum of bytes and plain numbers")
+            value = value + term if operator == "+" else value - term
+            _bounded(value)
+        return value, dimension
+
+    return expression()
+
+
+def _bounded(value: Fraction) -> None:
+    if max(value.numerator.bit_length(), value.denominator.bit_length()) > MAX_VALUE_BITS:
+        raise _Invalid("a value too large to check", beyond_limits=True)
+
+
+def _expression_text(items: list[_Item]) -> str:
+    parts = [
+        item.text if isinstance(item, Number) else item if item in "()" else f" {item} "
+        for item in items
+    ]
+    return "".join(parts)
+
+
+def _balanced_start(items: list[re.Match[str] | str]) -> int:
+    """Where the expression starts: after the last parenthesis that opens and never closes
+    (``(12 x 2 = 24``)."""
+    unmatched: list[int] = []
+    for index, item in enumerate(items):
+        if item == "(":
+            unmatched.append(index)
+        elif item == ")":
+            unmatched.pop()
+    return unmatched[-1] + 1 if unmatched else 0
+
+
+class _Scan:
+    """One pass over the tokens of a text, building each expression once.
+
+    An expression is held as tokens (a number's ``re.Match``, or an operator or parenthesis as
+    a string) and read into numbers only when an equals sign makes it a claim."""
+
+    def __init__(self, text: str, limit: int | None) -> None:
+        self.text = text
+        self.limit = limit
+        self.stopped = False  # a claim past the limit was found
+        self.claims: list[Claim] = []
+        self.unreadable: list[Unreadable] = []
+        self.reset()
+
+    def reset(self) -> None:
+        self.items: list[re.Match[str] | str] = []
+        self.offsets: list[int] = []  # where each item starts in the text
+        self.expecting = "nothing"  # "factor" after an operator, "operator" after a factor
+        self.labels = 0
+        self.depth = 0
+        self.after_range = False  # the first number follows "100-": a range, not arithmetic
+        self.too_long = False  # more than MAX_ITEMS: only the first are kept
+
+    def found(self, found: Claim | Unreadable) -> None:
+        if self.limit is not None and len(self.claims) + len(self.unreadable) >= self.limit:
+            self.stopped = True
+        elif isinstance(found, Claim):
+            self.claims.append(found)
+        else:
+            self.unreadable.append(found)
+
+    def add(self, item: re.Match[str] | str, offset: int) -> None:
+        if len(self.items) == MAX_ITEMS:
+            self.too_long = True
+            return
+        self.items.append(item)
+        self.offsets.append(offset)
+
+    def start(self, item: re.Match[str] | str, offset: int) -> None:
+        self.reset()
+        self.add(item, offset)
+        self.expecting, self.depth = ("factor", 1) if item == "(" else ("operator", 0)
+
+    def run(self) -> bool:
+        """Read every token; False when the limit stopped the reading early."""
+        text = self.text
+        tokens = list(_TOKEN_RE.finditer(text))
+        index, end, count = 0, 0, len(tokens)
+        while index < count:
+            if self.stopped:
+                return False
+            token = tokens[index]
+            kind = token.lastgroup or ""
+            if self.expecting == "nothing" and kind != "number" and kind != "open":
+                index += 1  # outside any expression only a number or "(" starts one
+                end = token.end()
+                continue
+            gap = text[end : token.start()]
+            joined = None
+            if gap and self.expecting != "nothing" and not gap.isspace():
+                joined = self.gap(gap, kind == "number")
+            if joined is not None:  # "... which is 9.16 GiB": the number is a result
+                self.claim(end, token, tentative=joined, equals_sign=False)
+                self.start(token, token.start())
+                index += 1
+            else:
+                index += self.token(kind, tokens, index, gap)
+            end = tokens[index - 1].end()
+        return True
+
+    def gap(self, gap: str, before_number: bool) -> bool | None:
+        """Text between tokens: up to three label words after a number, perhaps ending in words
+        that join the expression to a result (``which is``, ``gives``, ``is about``), else a
+        break. Returns whether the join is tentative, or None when there is none."""
+        if self.expecting == "factor":
+            self.reset()
+            return None
+        words = gap.split(None, 8)
+        if len(words) > 8:
+            self.reset()
+            return None
+        lowered = [word.lower() for word in words]
+        joiner, tentative = _joiner(lowered[:-1] if lowered[-1] in _QUALIFIERS else lowered)
+        if joiner:
+            if not before_number:
+                self.reset()
+                return None
+            words = words[: len(words) - joiner - (lowered[-1] in _QUALIFIERS)]
+            if words and words[-1].endswith(","):  # "150,000 tokens, which is"
+                words[-1] = words[-1][:-1]
+                words = [word for word in words if word]
+        self.labels += len(words)
+        if self.labels > 3 or not all(_LABEL_WORD_RE.fullmatch(word) for word in words):
+            self.reset()
+            return None
+        return tentative if joiner else None
+
+    def token(self, kind: str, tokens: list[re.Match[str]], index: int, gap: str) -> int:
+        """Take one token; returns how many tokens it consumed."""
+        token = tokens[index]
+        expecting = self.expecting
+        if kind == "number":
+            self.number(token, gap, tokens[index - 1] if index else None)
+        elif kind == "op" and expecting == "operator":
+            self.add(_OPERATORS[token.group()], token.start())
+            self.expecting, self.labels = "factor", 0
+        elif kind == "open" and expecting == "factor" and self.depth < MAX_DEPTH:
+            self.add("(", token.start())
+            self.depth += 1
+        elif kind == "open" and expecting != "factor":
+            self.start("(", token.start())
+        elif kind == "close" and expecting == "operator" and self.depth > 0:
+            self.add(")", token.start())
+            self.depth -= 1
+            self.labels = 0
+        elif kind == "label" and expecting == "operator" and self.labels < 3:
+            self.labels += 1
+        elif kind == "eq" and expecting == "operator":
+            result = self.result(tokens, index)
+            if result is not None:
+                plain = token.group() == "="
+                self.claim(token.start(), result, tentative=False, equals_sign=plain)
+                self.start(result, result.start())
+                return 2
+            self.reset()
+        else:
+            self.reset()
+        return 1
+
+    def number(self, token: re.Match[str], gap: str, previous: re.Match[str] | None) -> None:
+        if self.expecting == "factor":
+            self.add(token, token.start())
+        elif (
+            self.expecting == "operator"
+            and self.labels == 0
+            and not self.too_long
+            and not isinstance(self.items[-1], str)
+            and self.items[-1]["ratio"]
+            and (not gap or gap.isspace())
+        ):  # "4x 5090": the ratio sign was a multiplication
+            self.add("x", self.items[-1].end() - 1)
+            self.add(token, token.start())
+        else:
+            glued = previous is not None and previous.lastgroup == "number"
+            self.start(token, token.start())
+            self.after_range = glued and gap in _HYPHENS
+        self.labels = 0
+        self.expecting = "operator"
+        if token["of"]:  # "93.5% of 150,000"
+            self.add("x", token.end())
+            self.expecting = "factor"
+
+    def result(self, tokens: list[re.Match[str]], index: int) -> re.Match[str] | None:
+        """The number right after the equals sign, past ``~`` or ``about``."""
+        if index + 1 >= len(tokens) or tokens[index + 1].lastgroup != "number":
+            return None
+        between = self.text[tokens[index].end() : tokens[index + 1].start()].strip()
+        return tokens[index + 1] if between.lower() in _QUALIFIERS else None
+
+    def claim(
+        self, joined_at: int, result_token: re.Match[str], *, tentative: bool, equals_sign: bool
+    ) -> None:
+        """The expression so far, joined at ``joined_at`` to the number ``result_token``."""
+        first = 0 if self.too_long else _balanced_start(self.items)
+        tokens = self.items[first:]
+        start = self.offsets[first] if tokens else joined_at
+        text = self.text[start : result_token.end()]
+        if self.too_long:
+            reason = f"it has more than {MAX_ITEMS} numbers, operators and parentheses"
+            self.found(Unreadable(text, start, reason, beyond_limits=True))
+            return
+        if not any(isinstance(item, str) and item not in "()" for item in tokens):
+            if self.after_range and equals_sign:
+                begin = self.text.rfind(" ", 0, start - 1) + 1
+                reason = "a range is not arithmetic; write a difference with spaces (a - b)"
+                end = result_token.end()
+                self.found(Unreadable(self.text[begin:end], begin, reason))
+            return
+        try:
+            items = _numbers(tokens)
+            value, dimension = _evaluate(items)
+            result = _number(result_token)
+        except _Invalid as invalid:
+            self.found(Unreadable(text, start, f"it holds {invalid}", invalid.beyond_limits))
+            return
+        if _is_bytes(result) and dimension not in (0, 1):
+            self.found(Unreadable(text, start, "its units do not give bytes"))
+            return
+        if not _is_bytes(result) and dimension != 0:
+            reason = "it counts bytes but its result has no byte unit"
+            self.found(Unreadable(text, start, reason))
+            return
+        self.found(
+            Claim(
+                text,
+                start,
+                _expression_text(items),
+                value,
+                tuple(item.value for item in items if isinstance(item, Number)),
+                result.written,
+                result.scale,
+                result.text[len(result.written.text) :],
+                _is_bytes(result),
+                result.per_token,
+                tentative,
+            )
+        )
+
+
+def _joiner(words: list[str]) -> tuple[int, bool]:
+    """How many of the last ``words`` join an expression to its result (0 when none), and
+    whether they join it only tentatively."""
+    for length in (3, 2, 1):
+        tentative = _JOINERS.get(tuple(words[-length:])) if len(words) >= length else None
+        if tentative is not None:
+            return length, tentative
+    return 0, False
+
+
+def _numbers(tokens: list[re.Match[str] | str]) -> list[_Item]:
+    """An expression's tokens with each number read."""
+    items: list[_Item] = []
+    for index, token in enumerate(tokens):
+        if isinstance(token, str):
+            items.append(token)
+        else:
+            follows = tokens[index + 1] if index + 1 < len(tokens) else None
+            items.append(_number(token, ratio_sign_multiplies=follows == "x"))
+    return items
+
+
+class Scanned(NamedTuple):
+    """What a scan found: claims, arithmetic it cannot check, and whether it read to the end."""
+
+    claims: list[Claim]
+    unreadable: list[Unreadable]
+    complete: bool  # False when it stopped at its limit
+
+
+# A claim has an operator before a number (``x 4``, ``/ (2``, `` - 5``), and a range warning
+# a hyphen between numbers before an equals sign; text with neither holds nothing to check.
+# Each search starts with a character class, which the regular expression engine skips to in C:
+# far cheaper than the scan.
+_OPERATOR_BEFORE_NUMBER_RE = re.compile(
+    r"[x×*·⋅/÷−^+\-](?<![A-Za-z_]x)(?:(?<=-)\s+|(?<!-)\s*)(?:\(\s*)*[0-9]"
+)
+_RANGE_RE = re.compile(r"[0-9][-–‑][0-9]")
+_PERCENT_OF_RE = re.compile(rf"(?:%|percent){_SPACE}of\b")
+
+
+def _may_hold_arithmetic(prose: str) -> bool:
+    return (
+        _OPERATOR_BEFORE_NUMBER_RE.search(prose) is not None
+        or ("of" in prose and _PERCENT_OF_RE.search(prose) is not None)
+        or ("=" in prose and _RANGE_RE.search(prose) is not None)
+    )
+
+
+def scan(prose: str, limit: int | None = None) -> Scanned:
+    """Every claim in ``prose`` and every piece of arithmetic that cannot be checked, up to
+    ``limit`` of them together."""
+    if not _may_hold_arithmetic(prose):
+        return Scanned([], [], True)  # most text holds no claim; skip the scan
+    state = _Scan(prose, limit)
+    complete = state.run()
+    return Scanned(state.claims, state.unreadable, complete)
 
 
 def find_claims(prose: str) -> list[Claim]:
-    if "=" not in prose:  # most prose holds no claim; skip the regex
-        return []
-    claims = []
-    for match in _CLAIM_RE.finditer(prose):
-        chain = match["chain"]
-        factors: list[tuple[str, str]] = []
-        # Split the chain at its operators; each piece starts with its number.
-        pieces = _OPERATOR_RE.split(chain)
-        operators = [""] + [op.strip() for op in _OPERATOR_RE.findall(chain)]
-        for operator, piece in zip(operators, pieces, strict=True):
-            number = _FACTOR_RE.match(piece.strip())
-            if number is None:
-                break
-            factors.append(("/" if operator == "/" else "x" if operator else "", number.group()))
-        else:
-            if any(_number_value(n) == 0 for op, n in factors if op == "/"):
-                continue
-            claims.append(
-                Claim(
-                    match.group(),
-                    match.start(),
-                    tuple(factors),
-                    Written(match["result"]),
-                    match["unit"],
-                )
-            )
-    return claims
+    return scan(prose).claims
 
 
 def claim_value_in_unit(claim: Claim) -> Fraction:
-    """The chain's value in the claim's unit (bytes divided by the unit's size)."""
-    if claim.unit in BYTE_UNITS:
-        return claim.value / BYTE_UNITS[claim.unit]
-    return claim.value
+    """The expression's value in the unit the result is written in."""
+    return claim.value / claim.scale
