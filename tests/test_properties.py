@@ -128,6 +128,23 @@ def test_validate_never_raises_on_a_mutated_seed(
     )
 
 
+# The seed (format 2) and a format-1 record with an alternative that states its own figures
+KEY_RECORDS = [SEED, REPO / "records/kv-efficiency/gguf-parser-gpt-oss-20b-swa-kv-estimate.yaml"]
+
+
+@pytest.mark.parametrize("record", KEY_RECORDS, ids=lambda path: path.stem)
+def test_validate_never_raises_when_a_record_loses_any_one_key(scratch: Path, record: Path) -> None:
+    # a missing key may stand where code expects one: an alternative without kv_at_context
+    original = YAML(typ="safe", pure=True).load(record.read_text())
+    paths = [p for p in _leaf_paths(original) if p and isinstance(p[-1], str) and p != ("id",)]
+    for path in paths:
+        data = YAML(typ="safe", pure=True).load(record.read_text())
+        data["id"] = "kv-efficiency/generated"
+        del _value(data, path[:-1])[path[-1]]
+        modeline = b"# yaml-language-server: $schema=../../schema/record.schema.json\n"
+        check_file(scratch, modeline + dump(data))
+
+
 ALL_MODELS = {
     model_id: load_model_file(REPO / "models" / f"{model_id}.yaml") for model_id in MODEL_IDS
 }

@@ -114,8 +114,10 @@ def _check_bytes_per_token(
     if stated is not None and computed is None:
         yield record.problem(BASIS_COMPUTABLE, where, _not_published(record, "bytes_per_token"))
     elif stated is None and computed is not None:
+        written = "null" if "bytes_per_token" in basis.stated else "not given"
         message = (
-            f"bytes_per_token is null but {record.model_display} gives {report.formula()}; state it"
+            f"bytes_per_token is {written} but {record.model_display} gives {report.formula()}; "
+            "state it"
         )
         yield record.problem(BASIS_COMPUTABLE, where, message)
     elif stated is not None and computed is not None and stated != computed:

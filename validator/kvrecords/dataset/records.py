@@ -1,4 +1,4 @@
-"""A record's KV bases: the main ``kv_bytes_basis`` and each alternative merged over it.
+"""A record's KV bases: the main ``kv_bytes_basis`` and each alternative merged over its settings.
 
 Every reader of the bases (the checks, explain, export, the site, the scaffold) takes them from
 here, so an alternative means the same thing everywhere: the main basis with its keys replaced.
@@ -23,13 +23,19 @@ class Basis(NamedTuple):
     stated: dict[str, Any]
 
 
+# What an alternative takes from the main basis when it does not say: the settings, never the
+# main basis's figures (an alternative's bytes per token and KV at context are its own).
+INHERITED_SETTINGS = ("dtype", "dtype_stated", "state_dtype", "layers_counted", "context_tokens")
+
+
 def bases(record: dict[str, Any]) -> list[Basis]:
-    """The main basis, then each alternative merged over it."""
+    """The main basis, then each alternative merged over the main basis's settings."""
     main = record["kv_bytes_basis"]
     found = [Basis(("kv_bytes_basis",), MAIN_BASIS, main)]
+    settings = {key: main[key] for key in INHERITED_SETTINGS if key in main}
     for index, alternative in enumerate(main.get("alternatives", [])):
         path = ("kv_bytes_basis", "alternatives", index)
-        found.append(Basis(path, f"alternatives[{index}]", {**main, **alternative}))
+        found.append(Basis(path, f"alternatives[{index}]", {**settings, **alternative}))
     return found
 
 
