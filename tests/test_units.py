@@ -10,11 +10,13 @@ from kvrecords.kv.units import (
     BYTE_UNITS,
     Written,
     agrees,
+    disagreement,
     format_fraction,
     format_in_unit,
     parse_byte_quantity,
     parse_number,
     parse_ratio,
+    significant_figures,
 )
 
 GIB = 1024**3
@@ -42,9 +44,55 @@ def test_trailing_zero_keeps_precision() -> None:
 
 
 def test_integer_precision() -> None:
-    # 23x allows [22.5, 23.5)
-    assert agrees(Written("23"), Fraction(225, 10))
+    # 23x allows [22.5, 23.5): both ends are within 1 % of 23 (0.5 / 22.5 is 2.2 %, so the
+    # relative rule decides at the low end: 22.5 is 2.2 % below 23)
+    assert agrees(Written("23"), Fraction(2301, 100))
+    assert agrees(Written("23"), Fraction(2278, 100))  # 0.97 % below 23
+    assert not agrees(Written("23"), Fraction(225, 10))  # rounds to 23 but 2.2 % off
     assert not agrees(Written("23"), Fraction(235, 10))
+
+
+@pytest.mark.parametrize(
+    ("text", "figures"),
+    [("9.16", 3), ("0.050", 2), ("150,000", 6), ("0", 0), ("0.0", 0), ("10", 2), ("7", 1)],
+)
+def test_significant_figures(text: str, figures: int) -> None:
+    assert significant_figures(Written(text)) == figures
+
+
+@pytest.mark.parametrize(
+    ("written", "exact", "why"),
+    [
+        # 9.16 GiB is 9,830,400,000 B: 0 TiB and 0 TB round to it, but it is not zero
+        ("0", Fraction(9_830_400_000, 1024**4), "it is not zero"),
+        ("0", Fraction(9_830_400_000, 10**12), "it is not zero"),
+        # 9,830,400,000 B is 9.8304 GB: 10 GB rounds to it, 0.1696 / 9.8304 = 1.7 % off
+        ("10", Fraction(98_304, 10_000), "it is 1.7% off; a figure agrees within 1 %"),
+        # 2.14 GiB: 2 has one significant figure; 2.1 is 0.04 / 2.14 = 1.9 % off
+        ("2", Fraction(214, 100), "write it with at least two significant figures"),
+        ("2.1", Fraction(214, 100), "it is 1.9% off; a figure agrees within 1 %"),
+        ("9.61", Fraction(9_830_400_000, 1024**3), "it does not round to the figure written"),
+    ],
+)
+def test_a_figure_must_agree_within_one_percent_with_two_significant_figures(
+    written: str, exact: Fraction, why: str
+) -> None:
+    assert disagreement(Written(written), exact) == why
+    assert not agrees(Written(written), exact)
+
+
+@pytest.mark.parametrize(
+    ("written", "exact"),
+    [
+        ("6", Fraction(6)),  # exact: any number of figures
+        ("0", Fraction(0)),
+        ("9.16", Fraction(9_830_400_000, 1024**3)),  # 9.1553: 0.05 % off
+        ("36.6", Fraction(39_321_600_000, 1024**3)),  # 36.621: 0.06 % off
+        ("23", Fraction(53_200, 2_300)),  # 23.130: 0.57 % off
+    ],
+)
+def test_figures_that_agree(written: str, exact: Fraction) -> None:
+    assert disagreement(Written(written), exact) is None
 
 
 def test_byte_quantities() -> None:

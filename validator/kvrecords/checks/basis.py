@@ -23,6 +23,8 @@ from kvrecords.kv.units import (
     format_written,
     gib,
     parse_byte_quantity,
+    precision_note,
+    shown_decimals,
 )
 from kvrecords.problems import Problem, Rule
 
@@ -39,8 +41,10 @@ BYTES_PER_TOKEN = Rule(
 KV_AT_CONTEXT = Rule(
     "KV302",
     "kv-at-context",
-    "kv_at_context equals bytes at context_tokens (windows capped at W tokens) at the precision written.",
-    "`9.16 GiB` claims [9.155, 9.165) GiB; a GB/GiB mix-up is a 7% error that this catches.",
+    "kv_at_context equals bytes at context_tokens (windows capped at W tokens) at the precision written, within 1 % and to two significant figures.",
+    "`9.16 GiB` claims [9.155, 9.165) GiB; a GB/GiB mix-up is a 7% error that this catches. "
+    "Coarse writing cannot hide an error: `10 GB` for 9.83 GB (1.7 % off), `2 GiB` for 2.14 GiB "
+    "(one significant figure) and `0 TiB` for any non-zero figure are refused.",
     "context_tokens: 150000\nkv_at_context: 9.16 GiB",
     "context_tokens: 150000\nkv_at_context: 9.16 GB\n# KV302 kv_at_context is 9.16 GB; models/qwen3-8-27b gives 9,830,400,000 B = 9.83 GB",
 )
@@ -68,7 +72,7 @@ BASIS_APPLIES = Rule(
 FIXED_STATE = Rule(
     "KV305",
     "fixed-state",
-    "kv_bytes_basis.fixed_state equals the model's per-sequence state at state_dtype, at the precision written.",
+    "kv_bytes_basis.fixed_state equals the model's per-sequence state at state_dtype, at the precision written, within 1 % and to two significant figures.",
     "Hybrid models trade per-token KV for a fixed state; its size decides how many sequences fit.",
     "fixed_state: 37.69 MiB   (qwen3-next-80b-a3b, bf16 state)",
     "fixed_state: 75.38 MiB   (bf16 state)\n# KV305 fixed_state is 75.38 MiB; models/qwen3-next-80b-a3b gives 39,518,208 B = 37.69 MiB",
@@ -193,9 +197,12 @@ def compare_bytes(
     assert quantity is not None  # the schema's pattern admits only byte quantities
     if quantity.agrees_with_bytes(computed):
         return
-    shown = format_in_unit(computed, quantity.unit, quantity.number.decimals)
+    in_unit = computed / quantity.unit_bytes
+    decimals = shown_decimals(quantity.number, in_unit)
+    shown = format_in_unit(computed, quantity.unit, decimals)
     message = f"{field} is {format_written(quantity.number)} {quantity.unit}; {gives} = {shown}"
-    message += f" ({working})" + _unit_hint(quantity, computed)
+    message += f" ({working})" + precision_note(quantity.number, in_unit)
+    message += _unit_hint(quantity, computed)
     yield record.problem(rule, path, message)
 
 

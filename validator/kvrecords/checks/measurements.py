@@ -21,13 +21,14 @@ from kvrecords.kv.units import (
     format_number,
     format_written,
     parse_ratio,
+    precision_note,
 )
 from kvrecords.problems import Problem, Rule
 
 TOKENS_NOT_RECOMPUTED = Rule(
     "KV401",
     "tokens-not-recomputed",
-    "results.tokens_not_recomputed = hit_rate x context_tokens, at the precision written.",
+    "results.tokens_not_recomputed = hit_rate x context_tokens, at the precision written, within 1 % and to two significant figures.",
     "The hit rate is measured; the tokens it saves follow from it and must agree.",
     "hit_rate: 0.935\ntokens_not_recomputed: 140250   (context 150,000)",
     "hit_rate: 0.935\ntokens_not_recomputed: 142500\n# KV401 tokens_not_recomputed is 142,500; 0.935 x 150,000 = 140,250",
@@ -36,7 +37,7 @@ TOKENS_NOT_RECOMPUTED = Rule(
 SPEEDUP = Rule(
     "KV402",
     "speedup",
-    "results.speedup = cold_ttft_ms / warm_ttft_ms, at the precision written.",
+    "results.speedup = cold_ttft_ms / warm_ttft_ms, at the precision written, within 1 % and to two significant figures.",
     "A speedup is the headline a reader quotes; it must follow from the two TTFTs.",
     "cold_ttft_ms: 53200\nwarm_ttft_ms: 2300\nspeedup: 23x",
     "cold_ttft_ms: 53200\nwarm_ttft_ms: 2300\nspeedup: 32x\n# KV402 speedup is 32x; 53,200 / 2,300 = 23.1304",
@@ -45,7 +46,7 @@ SPEEDUP = Rule(
 BYTES_NOT_RECOMPUTED = Rule(
     "KV403",
     "bytes-not-recomputed",
-    "results.bytes_not_recomputed = hit_rate x context_tokens x bytes_per_token, at the precision written.",
+    "results.bytes_not_recomputed = hit_rate x context_tokens x bytes_per_token, at the precision written, within 1 % and to two significant figures.",
     "It is the KV the cache saved from being written again; it uses the basis's bytes per "
     "token as recomputed from the model.",
     "bytes_not_recomputed: 8.56 GiB",
@@ -226,6 +227,7 @@ def _compare_number(
     shown = format_exact(value, max(written.decimals, 4))
     stated = f"{format_written(written)}{suffix}"
     message = f"{derivation.field} is {stated}; {derivation.working} = {shown}"
+    message += precision_note(written, value)
     yield record.problem(derivation.rule, derivation.path, message)
 
 

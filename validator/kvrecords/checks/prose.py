@@ -17,7 +17,14 @@ from kvrecords.checks.context import RecordContext
 from kvrecords.dataset.document import Document, JsonPath
 from kvrecords.dataset.records import bases, basis_report
 from kvrecords.kv.prose import Claim, Unreadable, claim_value_in_unit, scan
-from kvrecords.kv.units import agrees, format_exact, format_fraction, format_written
+from kvrecords.kv.units import (
+    agrees,
+    format_exact,
+    format_fraction,
+    format_written,
+    precision_note,
+    shown_decimals,
+)
 from kvrecords.problems import Problem, Rule, Severity
 
 PROSE_ARITHMETIC = Rule(
@@ -25,7 +32,7 @@ PROSE_ARITHMETIC = Rule(
     "prose-arithmetic",
     "Every arithmetic claim in prose (`a x b x c = d unit`; also `≈`, `->`, `which is`, `gives`, "
     "sums, differences, quotients, powers and units on the numbers) is right at the precision "
-    "written.",
+    "written, within 1 % and to two significant figures.",
     "Prose is what readers quote; a wrong product in the explanation is as harmful as a wrong "
     "field. Claims are parsed with a small grammar, never evaluated as code.",
     "16 layers x 4 kv heads x 256 head_dim x 2 (K+V) x 2 bytes = 65,536 B/token",
@@ -119,7 +126,8 @@ def _piece_problem(
     value = claim_value_in_unit(claim)
     result = f"{format_written(claim.result)}{claim.suffix}"
     if not agrees(claim.result, value):
-        shown = f"{format_fraction(value, claim.result.decimals)}{claim.suffix}"
+        decimals = shown_decimals(claim.result, value)
+        shown = f"{format_fraction(value, decimals)}{claim.suffix}"
         if claim.in_bytes and claim.scale != 1:
             shown += f" ({format_exact(claim.value)} B)"
         if claim.tentative:
@@ -129,6 +137,7 @@ def _piece_problem(
             )
             return PROSE_UNCHECKED, message, "warning"
         message = f"prose claims {claim.expression} = {result}; it is {shown}"
+        message += precision_note(claim.result, value)
         return PROSE_ARITHMETIC, message, "error"
     derived = (
         claim.value in stated_bases

@@ -31,6 +31,7 @@ from kvrecords.kv.units import (
     format_in_unit,
     format_number,
     parse_byte_quantity,
+    rounds_to,
 )
 from kvrecords.problems import Problem, Rule
 
@@ -413,7 +414,9 @@ def _comparison_agrees(stated: Stated, low: Fraction, high: Fraction, approximat
         return low - 2 * half <= stated_low and stated_high <= high + 2 * half
     if stated.form == "range":  # the stated range and the recomputed one overlap
         return low < stated_high + half and high >= stated_low - half
-    return agrees(stated.low, low) or agrees(stated.low, high) or low <= stated_low <= high
+    # the source's own rounding: its figure is quoted as written, so only the written precision
+    # applies (a figure a record derives itself meets the full precision rule)
+    return rounds_to(stated.low, low) or rounds_to(stated.low, high) or low <= stated_low <= high
 
 
 # ---- KV401, KV403, KV404: what a run derives from its measurements -------------------------------

@@ -1,11 +1,19 @@
 """Numbers: byte units, written numbers, exact values, the stated-precision rule, formatting.
 
-The one home for numbers. A figure written as ``9.16 GiB`` claims the exact value lies in
-[9.155, 9.165) GiB: it agrees with a recomputation when the recomputed value, rounded half-up to
-the decimals written, gives the written digits. Integers carry zero decimals, so ``23x`` allows
-[22.5, 23.5). Values are exact fractions taken from the text as written, never binary
-floats, and every message prints a number the same way: rounded half-up, with thousands
-separators (``72,072 B/token``, ``2,819.5 tok/s``, ``1,033%``).
+The one home for numbers. A stated figure agrees with its recomputation when it equals it, or
+when all three hold:
+
+- at its written precision: ``9.16 GiB`` claims the exact value lies in [9.155, 9.165) GiB, so
+  the recomputed value, rounded half-up to the decimals written, gives the written digits
+  (integers carry zero decimals: ``23x`` allows [22.5, 23.5));
+- within 1 % of the recomputed value (the tolerance of the MLPerf submission checker), so that
+  coarse writing cannot hide an error: ``10 GB`` for 9.83 GB is 1.7 % off;
+- with at least two significant figures: ``2 GiB`` for 2.14 GiB, and any non-zero value stated
+  as ``0``, are refused.
+
+Values are exact fractions taken from the text as written, never binary floats, and every
+message prints a number the same way: rounded half-up, with thousands separators
+(``72,072 B/token``, ``2,819.5 tok/s``, ``1,033%``).
 """
 
 from __future__ import annotations
@@ -62,11 +70,60 @@ def parse_number(text: str) -> Written | None:
     return Written(text) if _NUMBER_RE.match(text) else None
 
 
-def agrees(written: Written, exact: Fraction) -> bool:
+RELATIVE_TOLERANCE = Fraction(1, 100)
+MIN_SIGNIFICANT_FIGURES = 2
+
+
+def significant_figures(written: Written) -> int:
+    """The digits from the first non-zero one on: ``0.050`` has 2, ``150,000`` 6, ``0`` none."""
+    return len(written.text.replace(",", "").replace(".", "").lstrip("0"))
+
+
+def rounds_to(written: Written, exact: Fraction) -> bool:
     """True when ``exact`` rounds (half-up) to ``written`` at the written precision."""
     half_step = Fraction(1, 2) / 10**written.decimals
     stated = Fraction(written.value)
     return bool(stated - half_step <= exact < stated + half_step)
+
+
+def disagreement(written: Written, exact: Fraction) -> str | None:
+    """Why ``written`` does not agree with ``exact`` (None when it does): the precision rule."""
+    stated = Fraction(written.value)
+    if stated == exact:
+        return None
+    if not rounds_to(written, exact):
+        return "it does not round to the figure written"
+    if stated == 0:
+        return "it is not zero"
+    if significant_figures(written) < MIN_SIGNIFICANT_FIGURES:
+        return "write it with at least two significant figures"
+    if abs(stated - exact) > abs(exact) * RELATIVE_TOLERANCE:
+        return f"it is {percent(abs(stated - exact), abs(exact))} off; a figure agrees within 1 %"
+    return None
+
+
+def agrees(written: Written, exact: Fraction) -> bool:
+    """True when ``written`` states ``exact`` by the precision rule (see the module's notes)."""
+    return disagreement(written, exact) is None
+
+
+def precision_note(written: Written, exact: Fraction) -> str:
+    """What a message adds when ``written`` rounds to ``exact`` yet breaks the precision rule
+    (too few significant figures, more than 1 % off); "" otherwise."""
+    why = disagreement(written, exact)
+    return f"; {why}" if why and rounds_to(written, exact) else ""
+
+
+def shown_decimals(written: Written, exact: Fraction) -> int:
+    """Decimals to show a recomputed value beside ``written``: the written ones, and enough for
+    three significant figures when those do not show the difference."""
+    decimals = written.decimals
+    if not rounds_to(written, exact):
+        return decimals  # the written precision already shows the difference
+    magnitude = abs(exact)
+    while decimals < 12 and magnitude and magnitude * 10**decimals < 100:
+        decimals += 1
+    return decimals
 
 
 class ByteQuantity(NamedTuple):
