@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
-from kvrecords.kv.prose import claim_value_in_unit, find_claims
+from kvrecords.kv.prose import claim_value_in_unit, find_claims, look_alikes, scan
+from kvrecords.runner.validate import validate
 
 
 @pytest.mark.parametrize(
@@ -75,3 +77,119 @@ def test_not_claims(text: str) -> None:
 def test_several_claims_in_one_text() -> None:
     claims = find_claims("First 2 x 3 = 6. Then 4 x 5 = 21, which is wrong.")
     assert [(c.expression, c.result.text) for c in claims] == [("2 x 3", "6"), ("4 x 5", "21")]
+
+
+GIB = 1024**3
+SEED_KV = Fraction(9_830_400_000, GIB)  # 65,536 B/token x 150,000 tokens in GiB
+
+
+@pytest.mark.parametrize(
+    ("text", "expression", "value", "suffix"),
+    [
+        # equals signs and the words that stand for one
+        ("65,536 x 150,000 ≈ 9.16 GiB", "65,536 x 150,000", SEED_KV, " GiB"),
+        ("65,536 x 150,000 -> 9.16 GiB", "65,536 x 150,000", SEED_KV, " GiB"),
+        ("65,536 x 150,000, which is 9.16 GiB", "65,536 x 150,000", SEED_KV, " GiB"),
+        ("65,536 x 150,000 gives 9.16 GiB", "65,536 x 150,000", SEED_KV, " GiB"),
+        ("2 x 9.58 = ~19.16", "2 x 9.58", Fraction("19.16"), ""),
+        ("2 x 9.58, which is about 19.16", "2 x 9.58", Fraction("19.16"), ""),
+        # how numbers are written: 150k, thin and non-breaking spaces, billion, 9.8304e9
+        ("65,536 x 150k = 9.16 GiB", "65,536 x 150k", SEED_KV, " GiB"),
+        ("65\u2009536 x 150\u202f000 = 9.16 GiB", "65,536 x 150,000", SEED_KV, " GiB"),
+        ("65\u00a0536 x 2 = 131,072 B/token", "65,536 x 2", 131_072, " B/token"),
+        ("27 billion x 0.5 bytes = 13.5 GB", "27 billion x 0.5 bytes", Fraction("13.5"), " GB"),
+        # 9,830,400,000 B is 9.8304 x 10^9 B
+        ("65,536 x 150,000 = 9.8304e9 B", "65,536 x 150,000", Fraction("9.8304"), "e9 B"),
+        # quotients with / or ÷, and a percentage of a number
+        ("53.2/2.3 = 23x", "53.2 / 2.3", Fraction(532, 23), "x"),
+        ("53.2 ÷ 2.3 = 23x", "53.2 / 2.3", Fraction(532, 23), "x"),
+        ("93.5% of 150,000 = 140,250 tokens", "93.5% x 150,000", 140_250, ""),
+        # a percentage as the result: 140,250 / 150,000 = 0.935
+        ("140,250 / 150,000 = 93.5%", "140,250 / 150,000", Fraction("93.5"), "%"),
+        # sums and differences, with units: 2 GiB + 0.5 GiB; 36.6 - 9.16
+        ("2 GiB + 512 MiB = 2.5 GiB", "2 GiB + 512 MiB", Fraction("2.5"), " GiB"),
+        ("36.6 GiB - 9.16 GiB = 27.44 GiB", "36.6 GiB - 9.16 GiB", Fraction("27.44"), " GiB"),
+        # units on the numbers: 128 GB; 9.16 x 4 = 36.64
+        ("4 x 32 GB = 128 GB", "4 x 32 GB", 128, " GB"),
+        ("9.16 GiB x 4 = 36.6 GiB", "9.16 GiB x 4", Fraction("36.64"), " GiB"),
+        # powers: 2^16 = 65,536, and 65,536 B = 64 KiB
+        ("2^16 = 65,536", "2 ^ 16", 65_536, ""),
+        ("2^16 B = 64 KiB", "2 ^ 16 B", 64, " KiB"),
+        # bytes per token in words
+        (
+            "16 x 4 x 512 x 2 = 65,536 bytes per token",
+            "16 x 4 x 512 x 2",
+            65_536,
+            " bytes per token",
+        ),
+        ("16 x 4 x 512 x 2 = 65,536 B per token", "16 x 4 x 512 x 2", 65_536, " B per token"),
+        ("16 x 4 x 512 x 2 = 65,536 bytes/token", "16 x 4 x 512 x 2", 65_536, " bytes/token"),
+        # "4x 5090": the ratio sign multiplies
+        ("4x 2 = 8", "4 x 2", 8, ""),
+    ],
+)
+def test_forms_writers_use(text: str, expression: str, value: Fraction, suffix: str) -> None:
+    (claim,) = find_claims(text)
+    assert claim.expression == expression
+    assert claim.suffix == suffix
+    assert claim_value_in_unit(claim) == value
+    assert not claim.tentative
+
+
+def test_bytes_per_token_results_are_marked() -> None:
+    for unit in ("B/token", "bytes/token", "B per token", "bytes per token"):
+        (claim,) = find_claims(f"2 x 2 = 4 {unit}")
+        assert claim.per_token
+    (claim,) = find_claims("2 x 2 = 4 B")
+    assert not claim.per_token
+
+
+def test_a_weak_verb_makes_a_tentative_claim() -> None:
+    (claim,) = find_claims("Two hosts of 4 GPUs, 2 x 4 GPUs is 9 GPUs.")
+    assert claim.expression == "2 x 4" and claim.tentative and claim.result.text == "9"
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("45-43 = 2", "a range is not arithmetic; write a difference with spaces (a - b)"),
+        ("4 x 32 GB = 128", "it counts bytes but its result has no byte unit"),
+        ("2 GiB x 3 GiB = 6 GiB", "its units do not give bytes"),
+        ("a 1 / 0 = 4 ratio", "it holds a division by zero"),
+        ("1e999 x 1e999 x 1e999 x 1e999 x 1e999 = 1", "it holds a value too large to check"),
+    ],
+)
+def test_arithmetic_the_grammar_cannot_check_is_reported(text: str, reason: str) -> None:
+    scanned = scan(text)
+    assert scanned.claims == []
+    (piece,) = scanned.unreadable
+    assert piece.reason == reason
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("65,536 х 150,000 = 9.61 GiB", "х"),  # Cyrillic ha
+        ("16 layers × 4 ∗ 2", "∗"),  # asterisk operator
+        ("২৫৬ tokens", "২৫৬"),  # Bengali digits
+        ("93.5％ of them", "％"),  # fullwidth percent sign
+    ],
+)
+def test_look_alike_characters_are_found(text: str, found: str) -> None:
+    assert [piece.text for piece in look_alikes(text)] == [found]
+
+
+@pytest.mark.parametrize("text", ["Сенн Тех, хорошо 5", "65,536 × 150,000", "ascii only"])
+def test_words_in_other_scripts_are_not_look_alikes(text: str) -> None:
+    assert look_alikes(text) == []
+
+
+def test_messages_print_numbers_with_separators(dataset: Path) -> None:
+    seed = dataset / "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml"
+    text = seed.read_text().replace(
+        "notes: >-\n", "notes: >-\n  61 x 576 x 2 = 72072 B/token.\n", 1
+    )
+    seed.write_text(text)
+    (problem,) = [p for p in validate(dataset, [seed]).problems if p.code == "KV501"]
+    # 61 x 576 x 2 = 70,272
+    assert problem.message == "prose claims 61 x 576 x 2 = 72,072 B/token; it is 70,272 B/token"

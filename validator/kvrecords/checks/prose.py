@@ -16,7 +16,14 @@ from fractions import Fraction
 from kvrecords.checks.context import RecordContext
 from kvrecords.dataset.document import Document, JsonPath
 from kvrecords.dataset.records import bases, basis_report
-from kvrecords.kv.prose import Claim, Unreadable, claim_value_in_unit, scan
+from kvrecords.kv.prose import (
+    Claim,
+    LookAlike,
+    Unreadable,
+    claim_value_in_unit,
+    look_alikes,
+    scan,
+)
 from kvrecords.kv.units import (
     agrees,
     format_exact,
@@ -57,6 +64,19 @@ PROSE_BASIS = Rule(
 # the work a hostile one can ask for.
 MAX_CLAIMS = 1000
 
+LOOK_ALIKE = Rule(
+    "KV503",
+    "look-alike",
+    "Text holds no digit other than 0-9, and no character that looks like an operator or a "
+    "percent sign (Cyrillic х, ∗, ∕, fullwidth ＝ or ％) beside a number.",
+    "A reader takes `65,536 х 150,000` for arithmetic, but with a Cyrillic х the grammar does "
+    "not, so a wrong result would pass unseen; a Bengali or fullwidth digit reads as a number to "
+    "some tools and not to others. The problem names the character and what to write.",
+    "65,536 x 150,000 = 9.16 GiB",
+    "65,536 х 150,000 = 9.61 GiB\n# KV503 U+0445 CYRILLIC SMALL LETTER HA stands where 'x' "
+    "would; write 'x'",
+)
+
 PROSE_UNCHECKED = Rule(
     "KV504",
     "prose-unchecked",
@@ -74,7 +94,7 @@ PROSE_UNCHECKED = Rule(
 
 
 def check_prose(record: RecordContext) -> Iterator[Problem]:
-    """KV501, KV502 and KV504: arithmetic claims in every text field."""
+    """KV501-KV504: arithmetic claims and look-alike characters in every text field."""
     stated_bases: set[int] = set()
     shares: set[Fraction] = set()  # each layer group's part of a stated basis
     for basis in bases(record.data):
@@ -94,12 +114,16 @@ def check_prose(record: RecordContext) -> Iterator[Problem]:
             continue
         scanned = scan(text, budget)
         budget -= len(scanned.claims) + len(scanned.unreadable)
-        pieces: list[Claim | Unreadable] = [*scanned.claims, *scanned.unreadable]
+        pieces: list[Claim | Unreadable | LookAlike] = [
+            *scanned.claims,
+            *scanned.unreadable,
+            *look_alikes(text),
+        ]
         for piece in sorted(pieces, key=lambda piece: piece.start):  # the locator reads on
             found = _piece_problem(piece, stated_bases, shares)
             if found is not None:
                 rule, message, severity = found
-                line, column = locator.locate(path, text, piece.start, piece.text)
+                line, column = locator.locate(path, text, piece.start, _piece_text(text, piece))
                 yield rule.problem(record.document.path, line, column, message, severity)
         if not scanned.complete:
             message = (
@@ -116,9 +140,20 @@ def _quoted(piece: str) -> str:
     return f"'{flat}'" if len(flat) <= 80 else f"'{flat[:60]} ... {flat[-15:]}'"
 
 
+def _piece_text(text: str, piece: Claim | Unreadable | LookAlike) -> str:
+    """The text to look for in the file: a claim's own, or the word holding a character."""
+    if not isinstance(piece, LookAlike):
+        return piece.text
+    start = max(text.rfind(" ", 0, piece.start), text.rfind("\n", 0, piece.start)) + 1
+    ends = [end for end in (text.find(" ", piece.start), text.find("\n", piece.start)) if end >= 0]
+    return text[start : min(ends, default=len(text))]
+
+
 def _piece_problem(
-    piece: Claim | Unreadable, stated_bases: set[int], shares: set[Fraction]
+    piece: Claim | Unreadable | LookAlike, stated_bases: set[int], shares: set[Fraction]
 ) -> tuple[Rule, str, Severity] | None:
+    if isinstance(piece, LookAlike):
+        return LOOK_ALIKE, piece.describe(), "error"
     if isinstance(piece, Unreadable):
         message = f"cannot check {_quoted(piece.text)}: {piece.reason}"
         return PROSE_UNCHECKED, message, "error" if piece.beyond_limits else "warning"
@@ -178,6 +213,6 @@ class _Locator:
         found = re.compile(r"\s+".join(words)).search(text, self.resume, limit)
         if found is None:
             return line, column
-        self.resume = found.end()
+        self.resume = found.start() + 1  # the next piece may share this one's last number
         line = bisect.bisect_right(self.line_starts, found.start())
         return line, found.start() - self.line_starts[line - 1] + 1

@@ -204,8 +204,8 @@ def _in_yaml_words(message: str, instance: Any) -> str:
 
 # A number as a YAML reader reads it when unquoted; hexadecimal, octal, binary, ``1_000`` and
 # ``12:30`` are numbers to some readers and not others.
-_DECIMAL = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?")
-_OTHER_NOTATION = re.compile(r"[-+]?(0[xob][0-9a-fA-F_]+|\d[\d_]*_\d[\d_]*)")
+_DECIMAL = re.compile(r"[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?")
+_OTHER_NOTATION = re.compile(r"[-+]?(0[xob][0-9a-fA-F_]+|[0-9][0-9_]*_[0-9][0-9_]*)")
 
 
 def _explained(document: Document, path: JsonPath, error: Any) -> str:
@@ -217,6 +217,12 @@ def _explained(document: Document, path: JsonPath, error: Any) -> str:
     numeric = {"number", "integer"} & set(wanted_types) or error.validator == "pattern"
     if isinstance(instance, str) and numeric:
         text = instance.strip()
+        if not text.isascii():
+            from kvrecords.kv.prose import look_alikes
+
+            found = look_alikes(text)
+            if found:
+                return f"{instance!r}: {found[0].describe()}"
         if _DECIMAL.fullmatch(text):
             return f"{instance!r} is a string: write the number {text.lstrip('+')} (no quotes)"
         if _OTHER_NOTATION.fullmatch(text):

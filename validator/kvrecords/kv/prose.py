@@ -230,15 +230,20 @@ def _evaluate(items: list[_Item]) -> tuple[Fraction, int]:
         base, dimension = atom()
         if peek() == "^":
             position += 1
-            exponent, exponent_dimension = atom()
-            if dimension or exponent_dimension or exponent.denominator != 1:
+            item = peek()
+            position += 1
+            # a unit after the exponent is the power's: 2^16 B is 65,536 B
+            exponent = Fraction(item.written.value) if isinstance(item, Number) else None
+            if dimension or exponent is None or exponent.denominator != 1:
                 raise _Invalid("a power needs a plain base and a whole exponent")
             bits = max(base.numerator.bit_length(), base.denominator.bit_length())
             if abs(exponent) * bits > MAX_VALUE_BITS:
                 raise _Invalid("a value too large to check", beyond_limits=True)
             if base == 0 and exponent < 0:
                 raise _Invalid("a division by zero")
-            base = base ** int(exponent)
+            assert isinstance(item, Number)
+            base = base ** int(exponent) * item.scale
+            dimension = 1 if _is_bytes(item) else 0
         return base, dimension
 
     def product() -> tuple[Fraction, int]:
@@ -568,6 +573,51 @@ def scan(prose: str, limit: int | None = None) -> Scanned:
 
 def find_claims(prose: str) -> list[Claim]:
     return scan(prose).claims
+
+
+# ---- characters that look like arithmetic but are not -----------------------------------------
+
+# Characters a reader takes for an operator, with the one they look like
+LOOK_ALIKES = {
+    **dict.fromkeys("хХχΧⅹⅩ✕✖⨯⨉", "x"),
+    **dict.fromkeys("∗⁎＊✱", "*"),
+    **dict.fromkeys("∕⁄／⧸", "/"),
+    **dict.fromkeys("＝꞊᐀⹀", "="),
+    **dict.fromkeys("＋᛭", "+"),
+}
+# A look-alike operator not glued to a word, before a number; a digit outside 0-9; a
+# look-alike percent sign after a number
+_LOOK_ALIKE_RE = re.compile(
+    rf"(?<![^\W\d_])[{''.join(LOOK_ALIKES)}](?=\s*[(0-9])|(?:(?![0-9])\d)+|(?<=[0-9])[％٪]"
+)
+
+
+class LookAlike(NamedTuple):
+    """A character (or a run of digits) that looks like arithmetic the grammar does not read."""
+
+    start: int
+    text: str
+
+    def describe(self) -> str:
+        import unicodedata  # only text outside ASCII gets here
+
+        first = self.text[0]
+        name = f"U+{ord(first):04X} {unicodedata.name(first, 'unnamed')}"
+        if first in LOOK_ALIKES:
+            meant = LOOK_ALIKES[first]
+            return f"{name} stands where {meant!r} would; write {meant!r}"
+        if first in "％٪":
+            return f"{name} stands where '%' would; write '%'"
+        digits = "".join(str(unicodedata.digit(character)) for character in self.text)
+        more = f" (the first of {len(self.text)})" if len(self.text) > 1 else ""
+        return f"{name}{more} is not a digit 0-9, which is all the arithmetic reads; write {digits}"
+
+
+def look_alikes(text: str) -> list[LookAlike]:
+    """Digits outside 0-9 and characters that look like operators beside a number."""
+    if text.isascii():
+        return []
+    return [LookAlike(m.start(), m.group()) for m in _LOOK_ALIKE_RE.finditer(text)]
 
 
 def claim_value_in_unit(claim: Claim) -> Fraction:

@@ -39,7 +39,7 @@ BYTE_UNITS: dict[str, int] = {
 }
 
 # Digits with optional thousands separators (exactly three digits per group) and decimals.
-_NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?"
+_NUMBER = r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?"
 _NUMBER_RE = re.compile(rf"^{_NUMBER}$")
 _BYTES_RE = re.compile(rf"^\s*({_NUMBER})\s*({'|'.join(BYTE_UNITS)})\s*$")
 _RATIO_RE = re.compile(rf"^\s*({_NUMBER})\s*[x×]\s*$")
