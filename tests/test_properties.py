@@ -133,16 +133,28 @@ KEY_RECORDS = [SEED, REPO / "records/kv-efficiency/gguf-parser-gpt-oss-20b-swa-k
 
 
 @pytest.mark.parametrize("record", KEY_RECORDS, ids=lambda path: path.stem)
-def test_validate_never_raises_when_a_record_loses_any_one_key(scratch: Path, record: Path) -> None:
-    # a missing key may stand where code expects one: an alternative without kv_at_context
+def test_validate_never_raises_when_a_key_goes_or_a_number_is_zero(
+    scratch: Path, record: Path
+) -> None:
+    # a missing key may stand where code expects one (an alternative without kv_at_context), a
+    # zero where code divides (a run's TTFT)
     original = YAML(typ="safe", pure=True).load(record.read_text())
-    paths = [p for p in _leaf_paths(original) if p and isinstance(p[-1], str) and p != ("id",)]
+    paths = [p for p in _leaf_paths(original) if p and p != ("id",)]
     for path in paths:
-        data = YAML(typ="safe", pure=True).load(record.read_text())
-        data["id"] = "kv-efficiency/generated"
-        del _value(data, path[:-1])[path[-1]]
-        modeline = b"# yaml-language-server: $schema=../../schema/record.schema.json\n"
-        check_file(scratch, modeline + dump(data))
+        old = _value(original, path)
+        changes = ["remove"] if isinstance(path[-1], str) else []
+        if isinstance(old, (int, float)) and not isinstance(old, bool):
+            changes.append("zero")
+        for change in changes:
+            data = YAML(typ="safe", pure=True).load(record.read_text())
+            data["id"] = "kv-efficiency/generated"
+            parent = _value(data, path[:-1])
+            if change == "remove":
+                del parent[path[-1]]
+            else:
+                parent[path[-1]] = 0
+            modeline = b"# yaml-language-server: $schema=../../schema/record.schema.json\n"
+            check_file(scratch, modeline + dump(data))
 
 
 ALL_MODELS = {

@@ -706,12 +706,16 @@ def _cold_ttft_path(data: dict[str, Any]) -> JsonPath:
 def _ttft(record: RecordContext) -> tuple[JsonPath, Fraction] | str:
     cold_path = _cold_ttft_path(record.data)
     cold = _measured(_find(record.data, *cold_path), lenient_high=True)
+    if cold is not None and cold <= 0:  # the schema or KV802 reports it
+        return "the cold TTFT is not positive"
     if cold is not None:
         return cold_path, cold
     reuse = [t for t in record.data.get("techniques", []) if t in PREFIX_REUSE]
     measured = _measured(record.data.get("measured_ttft_ms_at_ctx"), lenient_high=True)
     if measured is None:
         return "no cold TTFT and no measured_ttft_ms_at_ctx"
+    if measured <= 0:
+        return "measured_ttft_ms_at_ctx is not positive"
     if reuse:
         return f"no cold TTFT, and measured_ttft_ms_at_ctx may be served from reused KV ({', '.join(reuse)})"
     return ("measured_ttft_ms_at_ctx",), measured
