@@ -378,7 +378,8 @@ def test_fmt_check_on_a_tab_after_a_colon_names_the_file(dataset: Path) -> None:
     before = path.read_bytes()
     result = run_cli("fmt", "--check", cwd=dataset)
     assert result.returncode == 1
-    assert f"would reformat {SEED.as_posix()}" in result.stdout
+    assert f"would reformat {SEED.as_posix()}: line " in result.stdout
+    assert "'confidence:\\t0.62' becomes 'confidence: 0.62'" in result.stdout  # what is wrong
     assert "1 would be reformatted" in result.stdout
     assert path.read_bytes() == before
     assert run_cli("fmt", cwd=dataset).returncode == 0

@@ -585,7 +585,13 @@ def fmt(paths: tuple[Path, ...], check: bool) -> None:
     dataset; files outside records/, models/ and hardware/ are skipped.
     """
     from kvrecords.dataset.layout import HARDWARE_DIR, MODELS_DIR, RECORDS_DIR
-    from kvrecords.tools.fmt import FormatRefused, check_file, file_kind, format_file
+    from kvrecords.tools.fmt import (
+        FormatRefused,
+        check_file,
+        file_kind,
+        first_change,
+        format_file,
+    )
 
     root = _root()
     if paths:
@@ -616,7 +622,8 @@ def fmt(paths: tuple[Path, ...], check: bool) -> None:
             refused = True
             click.echo(f"{display}: not formatted: {error}")
     for display in changed:
-        click.echo(f"{'would reformat' if check else 'formatted'} {display}")
+        why = f": {first_change(root / display, root)}" if check else ""
+        click.echo(f"{'would reformat' if check else 'formatted'} {display}{why}")
     verb = "would be reformatted" if check else "reformatted"
     click.echo(f"{counted(len(targets), 'file')} checked, {len(changed)} {verb}")
     sys.exit(1 if refused or (check and changed) else 0)

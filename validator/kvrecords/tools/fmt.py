@@ -93,6 +93,24 @@ def check_file(path: Path, root: Path) -> bool:
     return formatted == original
 
 
+def first_change(path: Path, root: Path) -> str:
+    """What formatting changes first in a file: ``line 182 'confidence:\\t0.62' becomes
+    'confidence: 0.62'``, so that a check says what is wrong, not only that something is."""
+    original, formatted = _format_path(path, root)
+    before, after = original.splitlines(), formatted.splitlines()
+    for number, (old, new) in enumerate(zip(before, after, strict=False), start=1):
+        if old != new:
+            return f"line {number} {_shown(old)} becomes {_shown(new)}"
+    if len(before) != len(after):
+        return f"line {min(len(before), len(after)) + 1}: lines are added or removed"
+    return "line endings or the final newline change"
+
+
+def _shown(line: str) -> str:
+    text = line if len(line) <= 70 else line[:67] + "..."
+    return repr(text)
+
+
 def file_kind(root: Path, path: Path) -> tuple[str, str] | None:
     """(kind, path relative to the root) of a record, model or hardware file, else None."""
     found = classify(root.resolve(), path)
