@@ -11,7 +11,7 @@ from fractions import Fraction
 from typing import Any
 
 from kvrecords.checks.context import RecordContext, value_at
-from kvrecords.dataset.document import JsonPath
+from kvrecords.dataset.document import JsonPath, dotted
 from kvrecords.dataset.records import Basis, bases, basis_report
 from kvrecords.kv.arithmetic import KvReport
 from kvrecords.kv.units import (
@@ -78,11 +78,49 @@ FIXED_STATE = Rule(
     "fixed_state: 75.38 MiB   (bf16 state)\n# KV305 fixed_state is 75.38 MiB; models/qwen3-next-80b-a3b gives 39,518,208 B = 37.69 MiB",
 )
 
+CONTEXT_LIMIT = Rule(
+    "KV306",
+    "context-limit",
+    "No context a record states (the basis's, an observation's, a run's on the record's model) is "
+    "above the model's max_context_tokens.",
+    "A context the model cannot hold is a typo (an extra zero) or a different model; its KV "
+    "arithmetic would describe a cache no engine builds.",
+    "context_tokens: 131072   (gpt-oss-20b, max_context_tokens: 131072)",
+    "context_tokens: 1310720\n# KV306 context_tokens is 1,310,720; models/gpt-oss-20b holds at most "
+    "131,072 tokens (max_context_tokens)",
+)
+
 # The other family's unit of the same prefix: a GB/GiB mix-up is the commonest slip.
 _SWAPPED_UNIT = {"KB": "KiB", "kB": "KiB", "MB": "MiB", "GB": "GiB", "TB": "TiB"}
 _SWAPPED_UNIT.update(
     {binary: decimal for decimal, binary in list(_SWAPPED_UNIT.items()) if decimal != "kB"}
 )
+
+
+def check_context_limit(record: RecordContext) -> Iterator[Problem]:
+    """KV306: every context the record states on its own model fits the model's maximum."""
+    limit = record.model.max_context_tokens
+    if limit is None:
+        return
+    for path, value in record.document.leaves.items():
+        if "context_tokens" not in path or _on_another_model(record, path):
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value <= limit:
+            continue
+        field = dotted(path[: path.index("context_tokens") + 1])
+        message = (
+            f"{field} is {value:,}; {record.model_display} holds at most {limit:,} tokens "
+            "(max_context_tokens)"
+        )
+        yield record.problem(CONTEXT_LIMIT, path, message)
+
+
+def _on_another_model(record: RecordContext, path: JsonPath) -> bool:
+    """A run that names a model of its own, or a figure inside one (its limits are that model's)."""
+    if path[:1] != ("runs",) or len(path) < 2:
+        return False
+    run = record.data["runs"][path[1]]
+    return isinstance(run, dict) and run.get("model", record.data["model"]) != record.data["model"]
 
 
 def check_basis(record: RecordContext) -> Iterator[Problem]:

@@ -72,6 +72,21 @@ RANGE_ORDER = Rule(
     "hit_rate: {min: 0.45, max: 0.43}\n# KV405 range min 0.45 is above max 0.43",
 )
 
+FRACTION = Rule(
+    "KV406",
+    "fraction",
+    "An observation's figure named as a hit rate or a share (`*hit_rate`, `*_fraction`, "
+    "`*_share`) is a fraction from 0 to 1.",
+    "A percentage written where a fraction is meant (43 for 43 %) is a hundredfold error that "
+    "every chart and export would carry.",
+    "aggregate_prefix_hit_rate: {min: 0.43, max: 0.45}",
+    "aggregate_prefix_hit_rate: {min: 43, max: 45}\n# KV406 aggregate_prefix_hit_rate is 43, "
+    "above 1: it is a fraction, write 0.43",
+)
+
+_FRACTION_NAMES = ("hit_rate", "_fraction", "_share")
+_BOUNDS = ("about", "min", "max")
+
 _HIT_RATE: JsonPath = ("results", "hit_rate")
 _CONTEXT: JsonPath = ("kv_bytes_basis", "context_tokens")
 _COLD_TTFT: JsonPath = ("results", "cold_ttft_ms")
@@ -244,3 +259,19 @@ def check_ranges(record: RecordContext) -> Iterator[Problem]:
         if is_range and low > high:
             message = f"range min {format_number(low)} is above max {format_number(high)}"
             yield record.problem(RANGE_ORDER, path[:-1], message)
+
+
+def check_fractions(record: RecordContext) -> Iterator[Problem]:
+    """KV406: figures named as hit rates or shares lie between 0 and 1."""
+    for path, value in record.document.leaves.items():
+        names = [part for part in path if isinstance(part, str) and part not in _BOUNDS]
+        if path[:1] != ("results",) or not names or not names[-1].endswith(_FRACTION_NAMES):
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or 0 <= value <= 1:
+            continue
+        written = record.written(path)
+        fraction = format_exact(record.exact(path) / 100)
+        message = f"{names[-1]} is {format_written(written)}, not a fraction from 0 to 1"
+        if 1 < value <= 100:
+            message += f": if it is a percentage, write {fraction}"
+        yield record.problem(FRACTION, path, message)

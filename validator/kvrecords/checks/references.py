@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,7 +35,7 @@ MODEL_BROKEN = Rule(
 NULL_REASON = Rule(
     "KV205",
     "null-reason",
-    "Every null has its reason: records list it under not_stated, models under unknown; nothing is listed that is not null.",
+    "Every null has its reason: records list it under not_stated, models under unknown, once; nothing is listed that is not null.",
     "A null without a reason cannot be told from a forgotten value, and a reader needs to "
     "know what the source did not say.",
     "methodology:\n  engine: {name: vllm, version: null}\nnot_stated:\n  - field: methodology.engine.version\n    reason: The post does not name the version.",
@@ -44,14 +45,16 @@ NULL_REASON = Rule(
 PLACEHOLDER = Rule(
     "KV206",
     "placeholder",
-    "No text is left as a TODO placeholder from kvrecords new.",
+    "No text is left as a TODO placeholder from kvrecords new (nor todo, TBD or FIXME, in any case).",
     "A scaffold marks every field the contributor must fill or explain; a TODO that reaches "
     "the dataset is a figure or a reason nobody checked.",
     "reason: The post does not publish decode tokens/s.",
     "reason: 'TODO: fill from the source or give the reason it is not stated'\n# KV206 not_stated[3].reason is still a placeholder",
 )
 
-PLACEHOLDER_MARK = "TODO"  # what kvrecords new writes where the contributor must write
+# TODO, which kvrecords new writes where the contributor must write, in any case, and the other
+# marks people leave (TBD, FIXME), opening the text
+_PLACEHOLDER_RE = re.compile(r"\s*(?:todo|tbd|fixme)\b", re.IGNORECASE)
 
 
 def model_link_problem(
@@ -102,7 +105,7 @@ def placeholder_problems(document: Document) -> list[Problem]:
             PLACEHOLDER, path, f"{dotted(path)} is still a placeholder: {_opening(value)!r}"
         )
         for path, value in document.leaves.items()
-        if isinstance(value, str) and value.lstrip().startswith(PLACEHOLDER_MARK)
+        if isinstance(value, str) and _PLACEHOLDER_RE.match(value)
     ]
 
 
@@ -121,9 +124,12 @@ def null_reason_problems(document: Document, list_key: str) -> list[Problem]:
         if value is None and path[0] != list_key
     }
     listed: dict[str, int] = {}
-    for index, entry in enumerate(document.data.get(list_key, [])):
-        listed.setdefault(entry["field"], index)
     problems = []
+    for index, entry in enumerate(document.data.get(list_key, [])):
+        first = listed.setdefault(entry["field"], index)
+        if first != index:
+            message = f"{list_key} lists {entry['field']} again (first at {list_key}[{first}])"
+            problems.append(document.problem(NULL_REASON, (list_key, index, "field"), message))
     for name, path in sorted(nulls.items()):
         if name not in listed:
             message = f"{name} is null; list it under {list_key} with the reason"

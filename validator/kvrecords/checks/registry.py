@@ -12,6 +12,7 @@ from types import ModuleType
 
 from kvrecords.checks import (
     basis,
+    dates,
     files,
     measurements,
     models,
@@ -31,6 +32,7 @@ FAMILIES: tuple[ModuleType, ...] = (
     schemas,
     files,
     references,
+    dates,
     basis,
     measurements,
     runs,
@@ -52,8 +54,10 @@ RULES: dict[str, Rule] = {
 
 RECORD_CHECKS = (
     basis.check_basis,
+    basis.check_context_limit,
     measurements.check_results,
     measurements.check_ranges,
+    measurements.check_fractions,
     runs.check_runs,
     prose.check_prose,
 )

@@ -80,6 +80,7 @@ def model_from_data(data: dict[str, Any]) -> Model:
         dtype=data.get("dtype"),
         unknown=tuple(entry["field"] for entry in data.get("unknown", ())),
         parameters=parameters_from_data(data.get("parameters")),
+        max_context_tokens=data.get("max_context_tokens"),
     )
 
 

@@ -215,6 +215,9 @@ def _explained(document: Document, path: JsonPath, error: Any) -> str:
     wanted_types = [wanted] if isinstance(wanted, str) else list(wanted or [])
     # A quoted number where a number (or a byte figure with its unit) is meant.
     numeric = {"number", "integer"} & set(wanted_types) or error.validator == "pattern"
+    if error.validator == "pattern" and error.validator_value == "\\S":
+        what = str(path[-1]).replace("_", " ") if path else "text"
+        return f"{instance!r} is blank: write the {what}"
     if isinstance(instance, str) and numeric:
         text = instance.strip()
         if not text.isascii():

@@ -267,7 +267,16 @@ class Model:
     layer groups are tuples, which compare equal across kinds that have equal numbers.
     """
 
-    __slots__ = ("dtype", "groups", "id", "name", "num_layers", "parameters", "unknown")
+    __slots__ = (
+        "dtype",
+        "groups",
+        "id",
+        "max_context_tokens",
+        "name",
+        "num_layers",
+        "parameters",
+        "unknown",
+    )
 
     def __init__(
         self,
@@ -278,6 +287,7 @@ class Model:
         dtype: str | None = None,
         unknown: tuple[str, ...] = (),
         parameters: ParameterCount | None = None,  # for the hardware checks; None: not stated
+        max_context_tokens: int | None = None,  # None: not stated
     ) -> None:
         self.id = id
         self.name = name
@@ -286,6 +296,7 @@ class Model:
         self.dtype = dtype
         self.unknown = unknown
         self.parameters = parameters
+        self.max_context_tokens = max_context_tokens
 
     def __repr__(self) -> str:
         return f"Model({self.id!r}, {len(self.groups)} layer groups)"

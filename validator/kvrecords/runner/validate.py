@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kvrecords.checks.context import RecordContext
+from kvrecords.checks.dates import date_problems
 from kvrecords.checks.files import identity_problems, modeline_problems, read_dataset_file
 from kvrecords.checks.hardware import HardwareCatalog
 from kvrecords.checks.models import ModelState, check_model_file
@@ -356,6 +357,7 @@ def check_record_file(
         return problems + schema_errors
     problems += null_reason_problems(document, "not_stated")
     problems += placeholder_problems(document)
+    problems += date_problems(document)
     model_id: str = document.data["model"]
     state = state_of(model_id) if ID_PATTERN.fullmatch(model_id) else None
     link = model_link_problem(root, document, state is not None)
