@@ -193,3 +193,10 @@ def test_messages_print_numbers_with_separators(dataset: Path) -> None:
     (problem,) = [p for p in validate(dataset, [seed]).problems if p.code == "KV501"]
     # 61 x 576 x 2 = 70,272
     assert problem.message == "prose claims 61 x 576 x 2 = 72,072 B/token; it is 70,272 B/token"
+
+
+def test_a_percentage_followed_by_slower_or_more_is_a_change() -> None:
+    # 0.541 / 0.569 = 0.9508, a change of 1 - 0.9508 = 4.92 %
+    (claim,) = find_claims("at 1k, 0.541 s / 0.569 s is 4.9 percent slower prefill")
+    assert claim.suffix == "% slower"
+    assert claim_value_in_unit(claim) == (1 - Fraction(541, 569)) * 100

@@ -7,7 +7,8 @@ quotients of numbers, with parentheses and powers (``2^16``); each number may ca
 (``150k``, ``78 million``) or an exponent (``9.8304e9``), and be followed by up to three label
 words (``16 layers``, ``2 (K+V)``). Thousands separators are commas, thin spaces or non-breaking
 spaces. A result may be approximate (``= ~19.16``, ``= about 9.2 GiB``), a ratio (``23x``) or a
-percentage (``= 93.5%``).
+percentage (``= 93.5%``); a percentage followed by ``slower``, ``more`` and the like states a
+change, so ``0.541 / 0.569 is 4.9 percent slower`` is checked as 1 - 0.951 = 4.9 %.
 
 Units: when any number in the expression carries a byte unit, the expression is in bytes and
 the result must carry one too; when none does, a byte result takes the expression as bytes
@@ -96,6 +97,11 @@ _JOINERS: dict[tuple[str, ...], bool] = {
     ("works", "out", "to"): True,
 }
 _HYPHENS = {"-", "–", "‑"}
+# A percentage followed by one of these states a change (``4.9 percent slower``), not a value
+_COMPARATIVE_RE = re.compile(
+    r"[ \u00a0]{1,3}(slower|faster|more|less|higher|lower|smaller|larger|bigger|fewer|greater"
+    r"|shorter|longer)\b"
+)
 
 
 class Number(NamedTuple):
@@ -495,6 +501,12 @@ class _Scan:
             reason = "it counts bytes but its result has no byte unit"
             self.found(Unreadable(text, start, reason))
             return
+        suffix = result.text[len(result.written.text) :]
+        comparative = _COMPARATIVE_RE.match(self.text, result_token.end())
+        if result.unit == "%" and comparative:  # "a / b is 4.9 percent slower": a change
+            value = abs(value - 1)
+            suffix += f" {comparative[1]}"
+            text = self.text[start : comparative.end()]
         self.found(
             Claim(
                 text,
@@ -504,7 +516,7 @@ class _Scan:
                 tuple(item.value for item in items if isinstance(item, Number)),
                 result.written,
                 result.scale,
-                result.text[len(result.written.text) :],
+                suffix,
                 _is_bytes(result),
                 result.per_token,
                 tentative,
