@@ -539,8 +539,7 @@ def record_setup_metrics(data: dict[str, Any], names: tuple[str, ...]) -> list[M
     return [
         found
         for run in runs(data)
-        if not any(key in run.stated for key in _OWN_SETUP)
-        and run.stated.get("context_tokens", context) == context
+        if not any(key in run.stated for key in _OWN_SETUP) and run.context(data) == context
         for index, metric in enumerate(run.stated.get("metrics", []))
         if metric["name"] in names and (found := Measured(run, index, metric))
     ]
@@ -694,10 +693,9 @@ def _cold_ttft_path(data: dict[str, Any]) -> JsonPath:
     reuses nothing (no hit rate), at that context; else format 1's results.cold_ttft_ms."""
     context = data["kv_bytes_basis"].get("context_tokens")
     for run in runs(data):
-        at_context = run.stated.get("context_tokens", context) == context
+        at_context = run.context(data) == context
         cold = measured(run, "ttft_ms")
-        techniques = run.stated.get("techniques", data.get("techniques", []))
-        reuses = run.stated["role"] == "treatment" and set(techniques) & set(PREFIX_REUSE)
+        reuses = run.stated["role"] == "treatment" and set(run.techniques) & set(PREFIX_REUSE)
         if at_context and cold is not None and measured(run, "hit_rate") is None and not reuses:
             return cold.value_path
     return ("results", "cold_ttft_ms")

@@ -65,11 +65,27 @@ def basis_report(model: Model, stated: dict[str, Any]) -> KvReport:
 
 
 class Run(NamedTuple):
-    """One run of a format-2 record, where it stands, and where its context is stated."""
+    """One run of a format-2 record, where it stands, and where its context is stated.
+
+    A setting the run leaves out is the record's: the basis's context, the record's
+    techniques (none, written ``baseline``, for a baseline run)."""
 
     position: int
     stated: dict[str, Any]
     context_path: JsonPath  # the run's own context_tokens, else the main basis's
+    record_techniques: tuple[str, ...]
+
+    def context(self, record: dict[str, Any]) -> Any:
+        """The run's context as stated (a count, {about}, a range, a statistic, or None)."""
+        if "context_tokens" in self.stated:
+            return self.stated["context_tokens"]
+        return record["kv_bytes_basis"].get("context_tokens")
+
+    @property
+    def techniques(self) -> list[str]:
+        if "techniques" in self.stated:
+            return list(self.stated["techniques"])
+        return ["baseline"] if self.stated["role"] == "baseline" else list(self.record_techniques)
 
     @property
     def id(self) -> str:
@@ -104,7 +120,7 @@ def runs(record: dict[str, Any]) -> list[Run]:
         context_path = (
             ("runs", index, "context_tokens") if own else ("kv_bytes_basis", "context_tokens")
         )
-        found.append(Run(index, run, context_path))
+        found.append(Run(index, run, context_path, tuple(record.get("techniques", []))))
     return found
 
 

@@ -20,7 +20,7 @@ from kvrecords.checks.runs import Stated, stated_comparison
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import discover
 from kvrecords.dataset.models import load_model_file
-from kvrecords.dataset.records import basis_report, headline_figures, runs
+from kvrecords.dataset.records import Run, basis_report, headline_figures, runs
 from kvrecords.dataset.release import DATASET_VERSION
 from kvrecords.kv.metrics import BY_NAME
 from kvrecords.kv.units import format_binary, format_exact, round_up
@@ -300,7 +300,7 @@ def _figure_rows(root: Path) -> list[dict[str, Any]]:
         data = document.data
         by_id = {run.id: run for run in runs(data)}
         for run in by_id.values():
-            setting = _run_setting(data, run.stated)
+            setting = _run_setting(data, run)
             for metric in run.stated.get("metrics", []):
                 result.append({**setting, **_metric_cells(metric)})
         for comparison in data.get("comparisons", []):
@@ -320,7 +320,7 @@ def _figure_rows(root: Path) -> list[dict[str, Any]]:
                 compared_with=comparison["from"],
                 stated_as=comparison.get("stated_as"),
             )
-            result.append({**_run_setting(data, to_run.stated), **cells})
+            result.append({**_run_setting(data, to_run), **cells})
     return result
 
 
@@ -349,30 +349,27 @@ def _plain(number: Decimal) -> int | float:
     return int(number) if number == number.to_integral_value() else float(number)
 
 
-def _run_setting(data: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
+def _run_setting(data: dict[str, Any], run: Run) -> dict[str, Any]:
     """The columns that say which configuration a figure was measured in."""
     methodology = data["methodology"]
-    hardware = run.get("hardware") or methodology["hardware"]
-    engine = run.get("engine") or methodology["engine"]
-    context = (
-        run["context_tokens"]
-        if "context_tokens" in run
-        else data["kv_bytes_basis"].get("context_tokens")
+    stated = run.stated
+    hardware = stated.get("hardware") or methodology["hardware"]
+    engine = stated.get("engine") or methodology["engine"]
+    concurrency = (
+        stated["concurrency"] if "concurrency" in stated else methodology.get("concurrency")
     )
-    concurrency = run["concurrency"] if "concurrency" in run else methodology.get("concurrency")
-    default_techniques = ["baseline"] if run["role"] == "baseline" else data.get("techniques", [])
     return {
         "record_id": data["id"],
-        "run_id": run["id"],
-        "run_label": run["label"],
-        "role": run["role"],
-        "context": _flat(context) or None,
+        "run_id": run.id,
+        "run_label": stated["label"],
+        "role": stated["role"],
+        "context": _flat(run.context(data)) or None,
         "concurrency": None if concurrency is None else str(concurrency),
-        "model": run.get("model", data["model"]),
+        "model": stated.get("model", data["model"]),
         "accelerator": hardware.get("accelerator"),
         "accelerator_count": hardware.get("count"),
         "engine": engine["name"],
-        "techniques": run.get("techniques", default_techniques),
+        "techniques": run.techniques,
         "dataset_version": DATASET_VERSION,
     }
 

@@ -208,7 +208,6 @@ def run_views(context: RecordContext, reasons: Mapping[str, str]) -> tuple[RunVi
             derivation.working,
         )
     headline = context.data.get("headline_run")
-    record_context = context.data["kv_bytes_basis"].get("context_tokens")
     views = []
     for run in runs(context.data):
         stated = run.stated
@@ -227,7 +226,7 @@ def run_views(context: RecordContext, reasons: Mapping[str, str]) -> tuple[RunVi
                 stated["label"],
                 stated["role"],
                 run.id == headline,
-                measured(stated.get("context_tokens", record_context)),
+                measured(run.context(context.data)),
                 settings,
                 tuple(_metric_row(metric) for metric in stated.get("metrics", [])),
                 tuple(
