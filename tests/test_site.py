@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import html
 import io
 import re
 import subprocess
@@ -23,18 +24,21 @@ from kvrecords.tools.explain import explain_record
 from kvrecords.tools.export import rows
 from kvrecords.tools.site import build_site, format_bytes, format_tokens, slug
 from kvrecords.tools.site.charts import (
-    DecodePoint,
-    LinearAxis,
+    ChangeMark,
+    ChangeRow,
+    Dot,
     LogAxis,
     ModelBar,
-    TtftPair,
     bytes_per_token_chart,
-    decode_chart,
+    change_chart,
+    context_chart,
     log_bounds,
-    ttft_chart,
+    nice_log_bounds,
+    series_styles,
 )
-from kvrecords.tools.site.data import Speedup, gather, speedup_of
-from kvrecords.tools.site.formatting import measured
+from kvrecords.tools.site.data import gather
+from kvrecords.tools.site.figures import gain, technique_series
+from kvrecords.tools.site.formatting import Position, measured, position, sort_key
 from kvrecords.tools.site.hardware import hardware_families, placement
 from kvrecords.tools.site.runs import ROLE_WORDS
 
@@ -131,8 +135,11 @@ def test_one_page_per_record_model_and_hardware_class(site: Path) -> None:
         assert (site / "models" / f"{model.expected_id}.html").is_file()
     for row in rows(REPO):
         assert (site / "records" / f"{slug(row['id'])}.html").is_file()
-    classes = {entry.placement.class_id for entry in gather(REPO).records} - {None}
+    classes = {class_id for entry in gather(REPO).records for class_id in entry.class_ids}
     assert {p.stem for p in (site / "hardware").glob("*.html")} == classes
+    # a run on other hardware than its record's gets its class a page: the B200 sweep of a
+    # record on an H100
+    assert "b200" in classes
 
 
 def test_index_has_one_row_per_record(site: Path) -> None:
@@ -140,7 +147,13 @@ def test_index_has_one_row_per_record(site: Path) -> None:
     assert len(page.body_rows) == len(discover(REPO, "record"))
     text = (site / "index.html").read_text(encoding="utf-8")
     assert f'<span id="visible-count">{len(page.body_rows)}</span>' in text
-    for unit in ("tokens", "ms", "tokens/s", "cold / warm", "bytes, per token beside (dtype)"):
+    for unit in (
+        "tokens",
+        "ms, headline run",
+        "tokens/s, headline run",
+        "baseline to treatment",
+        "bytes, per token beside (dtype)",
+    ):
         assert f'<span class="unit">{unit}</span>' in text
 
 
@@ -187,41 +200,150 @@ def _column(site: Path, header: str) -> int:
     return labels.index(header)
 
 
-def test_speedup_column_sorts_by_the_ratio(site: Path) -> None:
-    index = _column(site, "speedup")
-    page = parse(site / "index.html")
-    by_record = {row[0][1]: row[index] for row in page.body_rows}
-    assert by_record[SEED] == ("23.0", "23x")
-    stated = {slug(r["id"]) for r in rows(REPO) if r["speedup"]}
-    assert {name for name, cell in by_record.items() if cell[0]} == stated
+def _cells(site: Path, header: str) -> dict[str, tuple[str, str]]:
+    """Each record's cell in the index column ``header``: (data-sort, text)."""
+    index = _column(site, header)
+    return {row[0][1]: row[index] for row in parse(site / "index.html").body_rows}
 
 
-def test_a_stated_speedup_ranks_by_its_low_end_else_cold_over_warm() -> None:
-    for stated, value in (("23x", 23.0), ("~23x", 23.0), ("2.35-3.47x", 2.35), ("<=4x", 4.0)):
-        assert speedup_of({"speedup": stated}) == Speedup(value, stated, True)
-    # 53,200 / 2,300 = 23.13...: worked out here, so not 'stated'
-    assert speedup_of({"cold_ttft_ms": 53200, "warm_ttft_ms": 2300}) == Speedup(
-        53200 / 2300, "23.1x", False
+def test_change_column_shows_what_the_treatment_bought_sorted_by_times_better(
+    site: Path,
+) -> None:
+    cells = _cells(site, "change")
+    # cold -> warm: 23x faster TTFT
+    assert cells[SEED] == ("23.0", "23x ttft_ms (single): 23x better")
+    # -67% mean TTFT is 1 / (1 - 0.67) = 100 / 33 = 3.0303... times better
+    assert cells["lmcache-cpu-offload-gpt-oss-120b-20k"] == (
+        repr(100 / 33),
+        "-67% ttft_ms (mean): 3.03x better",
     )
-    assert speedup_of({"cold_ttft_ms": 53200, "warm_ttft_ms": None}) is None
+    # the comparison ending at the headline run (fp8-16k), the record's first such: -3.4%
+    # prefill rate is 0.966 times the baseline's
+    assert cells["vllm-fp8kv-qwen3-8b-a100-1k-16k"] == (
+        repr(0.966),
+        "-3.4% prefill_tokens_per_s (median): 0.966x: worse than the baseline",
+    )
+    # 2-22x sorts at its middle on a log scale: sqrt(2 x 22) = sqrt(44) = 6.633...
+    assert cells["vllm-cpu-offload-llama31-8b-h100"][0] == repr(44**0.5)
+    # a record with no baseline-to-treatment comparison is blank
+    assert cells["vllm-qwen36-35b-a3b-int4-fp8kv-2x5090-87k"] == ("", "")
+
+
+@pytest.mark.parametrize(
+    ("kind", "metric", "stated", "expected"),
+    [
+        ("speedup", "ttft_ms", "23x", Position(23, 23, 23)),
+        ("speedup", "output_tokens_per_s", ">=2x", Position(2, 2, 2, "min")),
+        # a time: -67% is 1 / 0.33; a rate: +16% is 1.16
+        ("change", "ttft_ms", "-67%", Position(100 / 33, 100 / 33, 100 / 33)),
+        ("change", "input_tokens_per_s", "+16%", Position(1.16, 1.16, 1.16)),
+        # a rate halving is half as good; a time's slope at 80% is 1 / 0.8 = 1.25 times better
+        ("ratio", "decode_tokens_per_s", "~50%", Position(0.5, 0.5, 0.5)),
+        ("ratio", "itl_slope_ms_per_token", "80%", Position(1.25, 1.25, 1.25)),
+        # 'at least -80%' of a time is at most 1 / 0.2 = 5 times better
+        ("change", "ttft_ms", ">=-80%", Position(5, 5, 5, "max")),
+        ("change", "total_tokens_per_s", "<=+32%", Position(1.32, 1.32, 1.32, "max")),
+        # a range: 2 to 22, at sqrt(44); +10% to +68% latency is 1 / 1.68 to 1 / 1.1
+        ("speedup", "ttft_ms", "2-22x", Position(44**0.5, 2, 22)),
+        (
+            "change",
+            "e2e_latency_ms",
+            "~+10-68%",
+            Position((1 / 1.68 / 1.1) ** 0.5, 1 / 1.68, 1 / 1.1),
+        ),
+    ],
+)
+def test_a_stated_comparison_as_times_better(
+    kind: str, metric: str, stated: str, expected: Position
+) -> None:
+    found = gain(kind, metric, stated)
+    assert found is not None
+    assert found.bound == expected.bound
+    assert found[:3] == pytest.approx(expected[:3])
+
+
+def test_a_fall_of_all_of_a_rate_is_no_gain() -> None:
+    assert gain("change", "ttft_ms", "-100%") is None
+
+
+def test_positions_of_contexts_and_figures() -> None:
+    assert position(150000) == Position(150000, 150000, 150000)
+    assert position({"about": 20000}) == Position(20000, 20000, 20000)
+    assert position({"median": 14400}) == Position(14400, 14400, 14400)
+    # 9,300 x 9,700 = 90,210,000; its square root is 9,497.89...
+    middle = position({"min": 9300, "max": 9700})
+    assert middle is not None and middle.at == pytest.approx(9497.89, abs=0.01)
+    assert (middle.low, middle.high) == (9300, 9700)
+    assert position({"max": 3500}) == Position(3500, 3500, 3500, "max")
+    assert position({"min": 0, "max": 4}) == Position(2, 0, 4)  # no log middle of 0
+    assert position("8.56 GiB") is None and position(None) is None
+    # a median context sorts; before, it sorted last as if absent
+    assert sort_key({"median": 14400}) == "14400.0"
+    assert sort_key(None) == ""
+
+
+def test_series_are_what_a_run_switches_on() -> None:
+    assert technique_series(["prefix_caching", "hybrid_linear_attention"]) == "prefix_caching"
+    assert technique_series(["sparse_attention", "sliding_window"]) == (
+        "sliding_window + sparse_attention"
+    )
+    assert technique_series(["baseline"]) == "baseline"
+    assert technique_series(["kv_offload", "prefix_caching", "mla"]) == (
+        "kv_offload + prefix_caching"
+    )
 
 
 def test_kv_column_is_the_cost_at_context_with_the_per_token_figure_beside(site: Path) -> None:
-    index = _column(site, "KV at context")
-    page = parse(site / "index.html")
-    by_record = {row[0][1]: row[index] for row in page.body_rows}
+    by_record = _cells(site, "KV at context")
     for row in rows(REPO):
         sort, text = by_record[slug(row["id"])]
         at_context, per_token = row["kv_bytes_at_context"], row["bytes_per_token"]
-        assert sort == ("" if at_context is None else repr(float(at_context)))
-        if at_context is not None:
+        if at_context is not None:  # the basis states the context
+            assert sort == repr(float(at_context))
             assert text.startswith(format_bytes(at_context)), text
         if per_token is not None:
             assert f"{format_bytes(per_token)}/token" in text
         assert text.endswith(row["kv_dtype"])
-    # gpt-oss-20b's sliding windows fill: 3 GiB at 131,072 tokens, not 48 KiB x 131,072
-    sort, text = by_record["gguf-parser-gpt-oss-20b-swa-kv-estimate"]
-    assert text == "3 GiB 48 KiB/token fp16"
+    # gpt-oss-20b's sliding windows fill: 12 full layers x 2,048 B x 131,072 plus 12 window
+    # layers x 2,048 B x 128 = 3,221,225,472 + 3,145,728 B, 3 GiB, not 48 KiB x 131,072
+    assert by_record["gguf-parser-gpt-oss-20b-swa-kv-estimate"] == (
+        repr(3_224_371_200.0),
+        "3 GiB 48 KiB/token fp16",
+    )
+    # no basis context: the headline run's ~16,000 tokens, fp8: 73,728 x 16,000 B
+    assert by_record["vllm-fp8kv-qwen3-8b-a100-1k-16k"] == (
+        repr(1_179_648_000.0),
+        f"~{format_bytes(1_179_648_000)} 72 KiB/token fp8",
+    )
+    # ~20,000 tokens of gpt-oss-20b in bf16: 12 full layers x 2,048 B x 20,000 plus 12 window
+    # layers x 2,048 B x 128 = 491,520,000 + 3,145,728 = 494,665,728 B
+    sort, text = by_record["vllm-fp8kv-gpt-oss-20b-h100-20k-c8"]
+    assert sort == repr(494_665_728.0)
+    assert text.startswith(f"~{format_bytes(494_665_728)} ")
+
+
+def test_the_context_column_is_the_basis_else_the_headline_run(site: Path) -> None:
+    cells = _cells(site, "context")
+    assert cells[SEED] == ("150000.0", "150,000")
+    assert cells["vllm-fp8kv-qwen3-8b-a100-1k-16k"] == ("16000.0", "~16,000")
+    assert cells["vllm-cpu-offload-llama31-8b-h100"] == ("100000.0", "up to 100,000")
+
+
+def test_ttft_and_decode_at_context_carry_the_headline_runs_statistic(site: Path) -> None:
+    ttft, decode = _cells(site, "TTFT at context"), _cells(site, "decode at context")
+    assert ttft[SEED] == ("2300.0", "2,300 ttft_ms (single)")
+    assert ttft["llmd-precise-prefix-routing-qwen3-32b-6k-16xh100"] == (
+        "542.0",
+        "542 ttft_ms (p90)",
+    )
+    assert decode["llmd-precise-prefix-routing-qwen3-32b-6k-16xh100"] == (
+        "8730.0",
+        "8,730.0 output_tokens_per_s (single)",
+    )
+    assert decode["vllm-fp8kv-qwen3-8b-a100-1k-16k"] == (
+        "231.3",
+        "231.3 decode_tokens_per_s (median)",
+    )
 
 
 # ---------------------------------------------------------------- record pages
@@ -244,8 +366,8 @@ def test_record_pages_carry_the_validators_recomputation_verbatim(site: Path) ->
 
 
 def test_record_pages_show_what_a_reader_needs(site: Path) -> None:
-    """Notes, workload, confidence and its reason, not_stated reasons, observations (format 1),
-    runs with their metrics and comparisons (format 2)."""
+    """Notes, workload, confidence and its reason, not_stated reasons, runs with their metrics
+    and statistics, comparisons."""
     for row in rows(REPO):
         data = record_data(row["id"])
         text = parse(site / "records" / f"{slug(row['id'])}.html").text
@@ -256,15 +378,11 @@ def test_record_pages_show_what_a_reader_needs(site: Path) -> None:
             assert words(data["confidence_reason"]) in text
         for entry in data.get("not_stated", []):
             assert f"{entry['field']} {words(entry['reason'])}" in text
-        for observation in data.get("results", {}).get("observations", []):
-            assert words(observation["label"]) in text
-            assert words(observation["stated_as"]) in text
-            for name in observation["figures"]:
-                assert name in text
         for run in data.get("runs", []):
             assert f"{run['id']} {words(run['label'])} {ROLE_WORDS[run['role']]}" in text
             for metric in run["metrics"]:
                 assert metric["name"] in text
+                assert f"{metric['statistic']} {measured(metric['value'])}" in text
                 assert words(metric.get("stated_as", "")) in text
         for comparison in data.get("comparisons", []):
             assert f"{comparison['kind']} of {comparison['metric']}" in text
@@ -328,7 +446,7 @@ def test_comparisons_show_the_stated_figure_beside_the_recomputation(site: Path)
     assert "speedup of ttft_ms (single) cold" in text
     assert "23x 23.1304x 53,200 / 2,300 53.2 s cold to 2.3 s warm is 23x" in text
     hardware = parse(site / "hardware" / "rtx-5090.html").text
-    assert "ttft_ms (single) speedup 23x, cold to warm" in hardware
+    assert "23x better 23x ttft_ms (single); recomputed 23.1304x cold" in hardware
 
 
 def test_a_null_setup_or_source_field_says_why_where_it_stands(site: Path) -> None:
@@ -405,7 +523,11 @@ def test_placement(
 
 def test_accelerator_page_groups_a_family_and_links_its_records(site: Path) -> None:
     page = parse(site / "hardware" / "h100.html")
-    linked = {url for tag, _, url in page.refs if tag == "a" and url.startswith("../records/")}
+    linked = {
+        url.split("#")[0]
+        for tag, _, url in page.refs
+        if tag == "a" and url.startswith("../records/")
+    }
     expected = {
         "vllm-cpu-offload-llama31-8b-h100",  # h100-sxm
         "llmd-precise-prefix-routing-qwen3-32b-6k-16xh100",  # 'NVIDIA H100', form factor unstated
@@ -424,17 +546,50 @@ def test_accelerator_page_groups_a_family_and_links_its_records(site: Path) -> N
     assert ("a", "href", "../hardware/h100.html") in record.refs
 
 
+def _ranked(page: str, technique: str) -> list[str]:
+    """The 'better' cell of each row of an accelerator page's table for ``technique``."""
+    section = page[page.index(f'<h3 id="technique-{technique}">') :]
+    return [row.split("|")[0] for row in _table_rows(section, "by-technique")[1:]]
+
+
 def test_accelerator_page_ranks_what_each_technique_bought(site: Path) -> None:
-    text = (site / "hardware" / "gb10-dgx-spark.html").read_text(encoding="utf-8")
-    section = text[text.index('<h3 id="prefix_caching">') :]
+    h100 = (site / "hardware" / "h100.html").read_text(encoding="utf-8")
+    # up to 9x total tokens/s; 2-22x TTFT at its log middle sqrt(44) = 6.6; up to 5x tokens/s;
+    # -79% TTFT is 1 / 0.21 = 4.76 times better; up to 4x TTFT
+    assert _ranked(h100, "kv_offload")[:5] == [
+        "up to 9x better",
+        "2x–22x better",
+        "up to 5x better",
+        "4.76x better",
+        "up to 4x better",
+    ]
+    # +121% TTFT with tiering at 10K is 1 / 2.21 = 0.452 times: ranked last, and said so
+    assert _ranked(h100, "kv_offload")[-1] == "0.452x: worse than the baseline"
+    gb10 = (site / "hardware" / "gb10-dgx-spark.html").read_text(encoding="utf-8")
+    section = gb10[gb10.index('<h3 id="technique-prefix_caching">') :]
     section = section[: section.index("</table>")]
-    order = re.findall(r'href="\.\./records/([^"]+)\.html"', section)
-    # 7.5x before 2.3x; a record with no speedup after both
-    assert order[:2] == [
+    order = re.findall(r'<a href="\.\./records/([^"#]+)\.html">', section)
+    # ~7.5x TTFT before 1.76x output tokens/s
+    assert order == [
         "vllm-prefix-reuse-qwen38-flash-next-2xgb10-131k",
         "vllm-apc-qwen38-flash-next-nvfp4-gb10",
     ]
-    assert 'id="chart-ttft"' in text
+    # the chunk-size pairs switch nothing on: ranked apart
+    assert _ranked(gb10, "same-techniques-another-setting") == [
+        "1.04x better",  # -3.6% latency: 1 / 0.964
+        "1.03x better",  # -2.9% latency: 1 / 0.971
+    ]
+    for ident in ("chart-changes", "chart-ttft", "chart-decode"):
+        assert f'id="{ident}"' in gb10
+
+
+def test_a_run_on_other_hardware_is_ranked_on_its_own_page(site: Path) -> None:
+    """The record ran on H100s; its B200 runs stand on the B200 page, not the H100's."""
+    b200 = parse(site / "hardware" / "b200.html")
+    assert "vllm-fp8kv-gpt-oss-20b-h100-20k-c8" in b200.text
+    h800 = parse(site / "hardware" / "h800.html").text
+    # SGLang's Qwen3-235B runs on 8x H800, in a record whose own hardware is not stated
+    assert "sglang-qwen3-235b-mooncake-hicache" in h800
 
 
 # ---------------------------------------------------------------- charts
@@ -452,13 +607,132 @@ def test_model_page_chart_has_labelled_axes_and_legend(site: Path) -> None:
 
 def test_overview_charts_on_index(site: Path) -> None:
     page = (site / "index.html").read_text(encoding="utf-8")
-    for ident in ("chart-bytes-per-token", "chart-ttft", "chart-decode"):
+    for ident in ("chart-bytes-per-token", "chart-ttft", "chart-decode", "chart-changes"):
         assert f'id="{ident}"' in page
     assert "KV bytes per token (bf16, log scale)" in page
-    assert "time to first token (ms, log scale)" in page
-    assert "decode (tokens/s)" in page
+    assert "time to first token (log scale)" in page
+    assert "decode (tokens/s per sequence, log scale)" in page
+    assert "times better than the baseline (log scale)" in page
     for family in ("full attention", "sliding-window mix", "MLA", "hybrid linear / Mamba"):
         assert family in page
+
+
+def _svg(page: str, ident: str) -> str:
+    figure = page[page.index(f'<figure class="chart" id="{ident}">') :]
+    return figure[: figure.index("</figure>")]
+
+
+def _tips(svg: str) -> list[str]:
+    """The tooltips of a chart's markers (every <title> but the chart's own)."""
+    return [html.unescape(t) for t in re.findall(r"<title>([^<]*)</title>", svg)[1:]]
+
+
+def _runs_giving(metric: str) -> tuple[set[str], set[str]]:
+    """From the records as written: the records with a run that gives ``metric`` as a number,
+    and those of them where the run or the record states the run's context."""
+    giving, placed = set(), set()
+    for record_file in discover(REPO, "record"):
+        data = record_data(record_file.expected_id)
+        for run in data.get("runs", []):
+            for item in run.get("metrics", []):
+                value = item["value"]
+                if item["name"] != metric or not isinstance(value, (int, float, dict)):
+                    continue
+                giving.add(slug(data["id"]))
+                context = run.get("context_tokens", data["kv_bytes_basis"].get("context_tokens"))
+                if context is not None:
+                    placed.add(slug(data["id"]))
+    return giving, placed
+
+
+def test_ttft_chart_plots_every_run_that_gives_a_ttft(site: Path) -> None:
+    svg = _svg((site / "index.html").read_text(encoding="utf-8"), "chart-ttft")
+    tips = [t for t in _tips(svg) if ", run " in t]
+    plotted = {t.split(", run ")[0] for t in tips}
+    at_context = {t.split(", run ")[0] for t in tips if not t.endswith("context not stated")}
+    giving, placed = _runs_giving("ttft_ms")
+    assert (plotted, at_context) == (giving, placed)
+    assert len(at_context) >= 8 and len(plotted) >= 14
+    assert f"{len(tips)} runs of {len(plotted)} records ({len(at_context)} at a stated" in svg
+    for tip in (
+        f"{SEED}, run cold (150,000-token replay prompt, cache empty; baseline): "
+        "ttft_ms (single) 53,200 ms at context 150,000 tokens",
+        f"{SEED}, run warm (the same prompt again, prefix cached; prefix_caching, "
+        "hybrid_linear_attention): ttft_ms (single) 2,300 ms at context 150,000 tokens",
+        # 9,300 x 9,700 = 90,210,000, whose square root is 9,497.9
+        "vllm-qwen36-35b-a3b-int4-fp8kv-2x5090-87k, run prefill-10k (~10K prompt, "
+        "cache-busted prefill; kv_quantization, hybrid_linear_attention): ttft_ms (single) "
+        "457 ms at context 9,300–9,700 tokens (plotted at 9,497.9, the middle of the range "
+        "on a log scale)",
+        # a p99 given only as a bound; the run's median is preferred where it has one
+        "vllm-turboquant-fp8-llama33-70b-4xh100-1k, run burst-tq-k8v4 (burst serving "
+        "(request rate inf), TurboQuant k8v4 (Figure 14); kv_quantization): ttft_ms (p99) "
+        "up to 3,500 ms (plotted at the bound, 3,500) at context 1,024 tokens",
+        "llmd-precise-prefix-routing-qwen3-32b-6k-16xh100, run precise-scheduling",
+    ):
+        assert any(t.startswith(tip) for t in tips), tip
+    # one point per run: the llm-d runs give a p90 and a mean TTFT; the mean is plotted
+    llmd = [t for t in tips if t.startswith("llmd-precise-prefix-routing-qwen3-32b-6k-16xh100")]
+    assert all("ttft_ms (mean)" in t or "ttft_ms (single)" in t for t in llmd)
+    assert "not stated" in svg and "hollow: a baseline run" in svg
+
+
+def test_decode_chart_plots_each_runs_rate_of_one_sequence(site: Path) -> None:
+    svg = _svg((site / "index.html").read_text(encoding="utf-8"), "chart-decode")
+    tips = [t for t in _tips(svg) if ", run " in t]
+    assert {t.split(", run ")[0] for t in tips} == _runs_giving("decode_tokens_per_s")[0]
+    assert any(
+        t.startswith("vllm-fp8kv-qwen3-8b-a100-1k-16k, run auto-1k")
+        and t.endswith("decode_tokens_per_s (median) 227.8 tokens/s at context ~1,000 tokens")
+        for t in tips
+    )
+    # aggregate output throughput is another figure: not on this chart
+    assert not any("output_tokens_per_s" in t for t in tips)
+
+
+def test_change_chart_has_a_row_per_record_largest_change_first(site: Path) -> None:
+    svg = html.unescape(_svg((site / "index.html").read_text(encoding="utf-8"), "chart-changes"))
+    labels = re.findall(r'<text [^>]*class="tick" text-anchor="end">([^<]*)</text></a>', svg)
+    # >=170x, 46x, 23x, ~7.5x: the row's own change (its table cell) sorts the rows
+    assert labels[:4] == [
+        "llmd-precise-prefix-routing-qwen3-32b-6k-16xh100",
+        "vllm-mooncake-store-kimi-k25-nvfp4-gb200-codex",
+        SEED,
+        "vllm-prefix-reuse-qwen38-flash-next-2xgb10-131k",
+    ]
+    assert ">=170x ttft_ms" in svg and "23x ttft_ms" in svg
+    tips = _tips(svg)
+    # all of the tiered record's comparisons are on its row: TTFT, input rate and latency at
+    # 4 contexts in test 2 and 5 in test 3, 3 x (4 + 5) = 27
+    assert sum(t.startswith("lmcache-tiered-llama33-70b-8xh100-1k-100k:") for t in tips) == 27
+    assert (
+        f"{SEED}: ttft_ms (single) speedup 23x; recomputed 23.1304x, from cold (150,000-token "
+        "replay prompt, cache empty) to warm (the same prompt again, prefix cached): 23x better"
+    ) in tips
+
+
+def test_context_chart_draws_bands_hollow_baselines_and_sweeps() -> None:
+    one = Position(1000.0, 1000.0, 1000.0)
+    dots = [
+        Dot(Position(1024, 1024, 1024), one, "baseline", True, "a.html", "base", "s"),
+        Dot(Position(4096, 4096, 4096), one, "baseline", True, "a.html", "base 2", "s"),
+        Dot(None, Position(10, 10, 10), "kv_offload", False, "b.html", "unplaced", "t"),
+        Dot(
+            Position(4096, 2048, 8192),
+            Position(50, 50, 50, "max"),
+            "kv_offload",
+            False,
+            "b.html",
+            "range",
+            "",
+        ),
+    ]
+    chart = context_chart("c", "t", dots, series_styles(["baseline", "kv_offload"]), "y", "ms", "")
+    assert chart.svg.count("<polyline") == 1 + 1  # the sweep, and the bound's arrowhead
+    assert 'fill="#ffffff"' in chart.svg  # hollow baselines
+    assert "not stated" in chart.svg
+    # with a band, the context axis starts 84 px right of the plot's left edge
+    assert 'class="band" x1="168"' in chart.svg
 
 
 def test_scales() -> None:
@@ -468,9 +742,12 @@ def test_scales() -> None:
     assert axis.ticks(2) == [2.0**p for p in range(10, 18)]
     assert log_bounds([3, 900], 10) == (1.0, 1000.0)
     assert log_bounds([100], 10) == (10.0, 1000.0)  # a value on a power gets room
-    linear = LinearAxis(0, 115, 300, 0)
-    assert linear.at(0) == 300 and linear.at(115) == 0
-    assert linear.ticks() == [0, 25, 50, 75, 100]
+    # changes near 1x keep their spread: 0.5x to 5x, not 0.1x to 10x
+    assert nice_log_bounds([0.951, 1.0, 2.0]) == (0.5, 5.0)
+    assert nice_log_bounds([1.0, 170.0]) == (0.5, 200.0)
+    # 1, 2 and 5 per decade over up to four decades, powers alone beyond
+    assert LogAxis(10, 1000, 0, 1).nice_ticks() == [10, 20, 50, 100, 200, 500, 1000]
+    assert LogAxis(1, 10**6, 0, 1).nice_ticks() == [10.0**p for p in range(7)]
 
 
 # ---------------------------------------------------------------- escaping
@@ -542,8 +819,28 @@ def test_markup_in_a_chart_label_is_escaped() -> None:
     hostile_href = 'x.html" onclick="alert(1)'
     charts = [
         bytes_per_token_chart([ModelBar(HOSTILE, hostile_href, 65536.0, "full")]),
-        ttft_chart([TtftPair(HOSTILE, hostile_href, 900.0, 90.0, HOSTILE, "90")]),
-        decode_chart([DecodePoint(HOSTILE, hostile_href, 4096.0, 50.0)]),
+        context_chart(
+            "chart-ttft",
+            HOSTILE,
+            [Dot(None, Position(9, 9, 9), HOSTILE, False, hostile_href, HOSTILE, HOSTILE)],
+            series_styles([HOSTILE]),
+            HOSTILE,
+            HOSTILE,
+            HOSTILE,
+        ),
+        change_chart(
+            "chart-changes",
+            HOSTILE,
+            [
+                ChangeRow(
+                    HOSTILE,
+                    hostile_href,
+                    (ChangeMark(Position(2, 2, 2), "ttft", HOSTILE),),
+                    HOSTILE,
+                )
+            ],
+            HOSTILE,
+        ),
     ]
     for chart in charts:
         assert HOSTILE not in chart.svg and 'onclick="' not in chart.svg, chart.ident

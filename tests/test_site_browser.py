@@ -203,8 +203,9 @@ def test_record_link_opens_the_recomputation(browser: WebDriver, site: Path) -> 
 def test_record_page_shows_notes_and_why_each_null_is_null(browser: WebDriver, site: Path) -> None:
     browser.get((site / "records" / "vllm-qwen38-27b-apc-150k-rtx5090.html").as_uri())
     headings = [h.text for h in browser.find_elements(By.TAG_NAME, "h2")]
-    for heading in ("Workload", "Results", "Runs", "Comparisons", "Notes", "Confidence"):
+    for heading in ("Workload", "Headline", "Runs", "Comparisons", "Notes", "Confidence"):
         assert heading in headings
+    assert "Results" not in headings and "Further observations" not in headings
     notes = browser.find_element(By.XPATH, "//h2[.='Notes']/following-sibling::p[1]")
     assert notes.is_displayed()
     assert "43-45 percent hit over four days" in notes.text
@@ -234,7 +235,7 @@ def test_record_page_shows_notes_and_why_each_null_is_null(browser: WebDriver, s
 
 def test_overview_charts_have_size_and_screenshot(browser: WebDriver, site: Path) -> None:
     _open_index(browser, site)
-    for ident in ("chart-bytes-per-token", "chart-ttft", "chart-decode"):
+    for ident in ("chart-ttft", "chart-decode", "chart-changes", "chart-bytes-per-token"):
         svg = browser.find_element(By.CSS_SELECTOR, f"#{ident} svg")
         size = svg.size
         assert size["width"] > 100 and size["height"] > 100, (ident, size)
@@ -242,8 +243,39 @@ def test_overview_charts_have_size_and_screenshot(browser: WebDriver, site: Path
     SCREENSHOT.parent.mkdir(exist_ok=True)
     assert browser.save_screenshot(str(SCREENSHOT))
     assert SCREENSHOT.stat().st_size > 10_000
-    # the overview charts, below the table
-    browser.execute_script("document.querySelector('.charts').scrollIntoView()")
+    # the TTFT chart and what each treatment bought, below the table
+    browser.set_window_size(1400, 1600)
+    browser.execute_script("document.querySelector('#chart-ttft').scrollIntoView()")
     assert browser.save_screenshot(str(CHARTS_SCREENSHOT))
     assert CHARTS_SCREENSHOT.stat().st_size > 10_000
+    browser.set_window_size(1400, 1000)
+    assert _severe(browser) == []
+
+
+def test_a_point_on_the_ttft_chart_opens_its_run(browser: WebDriver, site: Path) -> None:
+    _open_index(browser, site)
+    href = "records/vllm-qwen38-27b-apc-150k-rtx5090.html#run-cold"
+    point = browser.find_element(By.CSS_SELECTOR, f"#chart-ttft a[href='{href}']")
+    browser.execute_script("arguments[0].scrollIntoView()", point)
+    browser.execute_script(
+        "arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", point
+    )
+    run = browser.find_element(By.ID, "run-cold")
+    assert run.is_displayed()
+    assert "53,200" in run.text
+    assert _severe(browser) == []
+
+
+def test_accelerator_page_tables_sort(browser: WebDriver, site: Path) -> None:
+    browser.get((site / "hardware" / "h100.html").as_uri())
+    table = browser.find_element(By.CSS_SELECTOR, "table.records-here")
+    headers = table.find_elements(By.CSS_SELECTOR, "thead th")
+    names = [h.text.splitlines()[0].strip() for h in headers]
+    index = names.index("KV at context")
+    headers[index].click()
+    cells = table.find_elements(By.CSS_SELECTOR, f"tbody tr td:nth-child({index + 1})")
+    keys = [cell.get_attribute("data-sort") or "" for cell in cells]
+    numbers = [float(k) for k in keys if k]
+    assert len(numbers) >= 3 and numbers == sorted(numbers)
+    assert keys[len(numbers) :] == [""] * (len(keys) - len(numbers)), "empty cells go last"
     assert _severe(browser) == []

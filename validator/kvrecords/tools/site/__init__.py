@@ -4,7 +4,9 @@ model and per accelerator class.
 The site is plain files: HTML from Jinja2 templates with autoescaping (``templates/``), one
 hand-written CSS file and one JS file (``assets/``), and charts drawn as inline SVG
 (``charts``). Nothing is fetched at view time; only ``<a href>`` may point outside the site,
-and only to http(s). ``data`` reads the dataset once; ``pages`` renders; ``build`` writes.
+and only to http(s). ``data`` reads the dataset once and derives each record's figures once
+(``figures``: each run's TTFT and decode rate at its context, each baseline-to-treatment
+comparison as how many times better); ``pages`` renders; ``build`` writes.
 Jinja2 is imported here only, so nothing on the validate path loads it.
 """
 

@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from kvrecords.kv.arithmetic import group_cost, kv_report, parse_element_type
 from kvrecords.kv.geometry import LeafGroup, Model
-from kvrecords.tools.site.formatting import format_bytes, format_tokens, number
+from kvrecords.tools.site.formatting import Position, format_bytes, format_tokens, number
 
 BF16 = parse_element_type("bf16")
 WIDTH = 900
@@ -30,7 +30,6 @@ FAMILIES = {
     "hybrid": ("hybrid linear / Mamba", "#9467bd"),
 }
 SERIES_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf")
-TTFT_SERIES = (("cold (no cache hit)", "#d62728"), ("warm (prefix cached)", "#2ca02c"))
 
 
 class Chart(NamedTuple):
@@ -47,20 +46,31 @@ class ModelBar(NamedTuple):
     family: str  # a key of FAMILIES
 
 
-class TtftPair(NamedTuple):
-    label: str
+class Dot(NamedTuple):
+    """One run's figure on a chart against context."""
+
+    x: Position | None  # the context; None: not stated (drawn in a band of its own)
+    y: Position
+    series: str  # the run's techniques, a legend entry
+    hollow: bool  # a baseline run
     href: str
-    cold_ms: float
-    warm_ms: float
-    cold_text: str  # as the record states it: ~900, or a range
-    warm_text: str
+    tip: str
+    line: str  # runs sharing a line key are joined, left to right ('' for none)
 
 
-class DecodePoint(NamedTuple):
+class ChangeMark(NamedTuple):
+    """One comparison on the change chart: how many times better the treatment is."""
+
+    gain: Position
+    family: str  # a key of CHANGE_FAMILIES
+    tip: str
+
+
+class ChangeRow(NamedTuple):
     label: str
     href: str
-    context_tokens: float
-    tokens_per_s: float
+    marks: tuple[ChangeMark, ...]
+    note: str  # written right of the row: the change its table shows
 
 
 # ---------------------------------------------------------------- scales and axes
@@ -87,24 +97,15 @@ class LogAxis(NamedTuple):
         step = max(1, math.ceil(len(powers) / 8))
         return [float(base**power) for power in powers[::step]]
 
-
-class LinearAxis(NamedTuple):
-    low: float
-    high: float
-    start: float
-    end: float
-
-    def at(self, value: float) -> float:
-        share = (value - self.low) / (self.high - self.low) if self.high > self.low else 0.5
-        return self.start + share * (self.end - self.start)
-
-    def ticks(self) -> list[float]:
-        """About five round steps (1, 2, 2.5 or 5 times a power of ten) from low to high."""
-        raw = (self.high - self.low) / 5 or 1
-        magnitude = 10 ** math.floor(math.log10(raw))
-        step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
-        first = math.ceil(self.low / step) * step
-        return [first + i * step for i in range(int((self.high - first) / step + 1e-9) + 1)]
+    def nice_ticks(self) -> list[float]:
+        """1, 2 and 5 times the powers of ten inside the axis; powers alone when that is more
+        than ten ticks."""
+        low, high = min(self.low, self.high), max(self.low, self.high)
+        first = math.floor(math.log10(low) - 1e-9)
+        last = math.ceil(math.log10(high) + 1e-9)
+        steps = (1, 2, 5) if last - first <= 4 else (1,)
+        ticks = [m * 10.0**p for p in range(first, last + 1) for m in steps]
+        return [t for t in ticks if low * (1 - 1e-9) <= t <= high * (1 + 1e-9)]
 
 
 def log_bounds(values: Iterable[float], base: int) -> tuple[float, float]:
@@ -114,6 +115,16 @@ def log_bounds(values: Iterable[float], base: int) -> tuple[float, float]:
     low = base ** math.floor(math.log(min(numbers), base) - 1e-9)
     high = base ** math.ceil(math.log(max(numbers), base) + 1e-9)
     return float(low), float(high)
+
+
+def nice_log_bounds(values: Iterable[float]) -> tuple[float, float]:
+    """The 1, 2 or 5 times a power of ten next below and next above ``values`` (all positive),
+    so that a chart of figures near one another is not squeezed into one decade."""
+    numbers = list(values)
+    steps = [m * 10.0**p for p in range(-12, 13) for m in (1, 2, 5)]
+    low = max(s for s in steps if s < min(numbers) * (1 - 1e-9))
+    high = min(s for s in steps if s > max(numbers) * (1 + 1e-9))
+    return low, high
 
 
 class Box(NamedTuple):
@@ -280,71 +291,239 @@ def bytes_per_token_chart(bars: Sequence[ModelBar]) -> Chart:
     return Chart("chart-bytes-per-token", title, svg(box.bottom + 60, title, parts), caption)
 
 
-def ttft_chart(pairs: Sequence[TtftPair]) -> Chart:
-    """Paired horizontal bars: cold and warm TTFT of the records that state both."""
-    title = "Cold and warm time to first token"
-    left, right, step = 330, 820, 44
-    parts, top = legend(TTFT_SERIES, left, 14, right)
-    box = Box(left, right, top, top + step * max(len(pairs), 1))
-    if pairs:
-        figures = (v for p in pairs for v in (p.cold_ms, p.warm_ms))
-        axis = LogAxis(*log_bounds(figures, 10), left, right)
-        parts += x_axis(box, axis.ticks(10), axis.at, lambda v: f"{number(v)} ms")
-        parts.append(x_title(box, "time to first token (ms, log scale)"))
-        for index, pair in enumerate(pairs):
-            y = box.top + index * step + 4
-            parts.append(link(pair.href, text(left - 6, y + 20, pair.label, "tick", "end")))
-            for offset, value, shown, (series, colour) in (
-                (0, pair.cold_ms, pair.cold_text, TTFT_SERIES[0]),
-                (18, pair.warm_ms, pair.warm_text, TTFT_SERIES[1]),
-            ):
-                width = axis.at(value) - left
-                parts.append(bar(left, y + offset, width, 16, colour, f"{series}: {shown} ms"))
-                parts.append(
-                    text(left + width + 4, y + offset + 12, f"{shown} ms", "value", "start")
-                )
-    else:
-        parts.append(
-            text(450, box.top + 20, "no record states both a cold and a warm TTFT", "tick")
+# ---------------------------------------------------------------- charts from runs
+
+# Technique series: a colour and a shape each, so that neighbours differ in greyscale too.
+PALETTE = (
+    "#1f77b4",
+    "#d62728",
+    "#2ca02c",
+    "#ff7f0e",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#17becf",
+    "#bcbd22",
+    "#393b79",
+)
+SHAPES = ("circle", "square", "triangle", "diamond")
+BASELINE = "baseline"
+BASELINE_STYLE = ("#57606a", "circle")
+CHANGE_FAMILIES = {
+    "ttft": ("time to first token", "#d62728", "circle"),
+    "latency": ("other latency and time", "#ff7f0e", "square"),
+    "rate": ("throughput and decode rate", "#1f77b4", "diamond"),
+    "capacity": ("capacity, memory, hit rate, quality", "#2ca02c", "triangle"),
+}
+BAND = 84  # pixels left of the context axis for the runs that state no context
+
+
+def series_styles(names: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """A colour and a shape for each series; 'baseline' in grey, the rest in name order."""
+    unique = set(names)
+    styles = {BASELINE: BASELINE_STYLE} if BASELINE in unique else {}
+    for index, name in enumerate(sorted(unique - {BASELINE})):
+        styles[name] = (PALETTE[index % len(PALETTE)], SHAPES[index % len(SHAPES)])
+    return styles
+
+
+def marker(shape: str, x: float, y: float, colour: str, hollow: bool, tip: str) -> Markup:
+    """A marker of ``shape`` centred on (x, y), filled or hollow, with its tooltip."""
+    paint = Markup('fill="{}" stroke="{}" stroke-width="2"').format(
+        "#ffffff" if hollow else colour, colour
+    )
+    tooltip = Markup("<title>{}</title>").format(tip)
+    if shape == "square":
+        return Markup('<rect x="{:.1f}" y="{:.1f}" width="10" height="10" {}>{}</rect>').format(
+            x - 5, y - 5, paint, tooltip
         )
-    caption = (
-        f"{len(pairs)} records state both a cold and a warm TTFT (as measured; ~ approximate)."
+    if shape in ("triangle", "diamond"):
+        corners = (
+            ((x, y - 6.5), (x + 6, y + 4.5), (x - 6, y + 4.5))
+            if shape == "triangle"
+            else ((x, y - 7), (x + 6, y), (x, y + 7), (x - 6, y))
+        )
+        points = " ".join(f"{cx:.1f},{cy:.1f}" for cx, cy in corners)
+        return Markup('<polygon points="{}" {}>{}</polygon>').format(points, paint, tooltip)
+    return Markup('<circle cx="{:.1f}" cy="{:.1f}" r="5.5" {}>{}</circle>').format(
+        x, y, paint, tooltip
     )
-    return Chart("chart-ttft", title, svg(box.bottom + 60, title, parts), caption)
 
 
-def decode_chart(points: Sequence[DecodePoint]) -> Chart:
-    """Scatter: decode tokens/s against context, one colour per record."""
-    title = "Decode tokens per second against context"
-    left, right = 80, 840
-    colours = [SERIES_COLOURS[i % len(SERIES_COLOURS)] for i in range(len(points))]
-    parts, top = legend(
-        [(p.label, c) for p, c in zip(points, colours, strict=True)], left, 14, right
+def marker_legend(
+    entries: Sequence[tuple[str, str, str]], x: float, y: float, right: float
+) -> tuple[list[Markup], float]:
+    """A legend of markers (label, colour, shape) flowing in rows; returns it and the y below."""
+    parts = []
+    left, top = x, y
+    for label, colour, shape in entries:
+        width = 18 + 7 * len(label) + 18
+        if left > x and left + width > right:
+            left, top = x, top + 18
+        parts.append(marker(shape, left + 6, top, colour, False, label))
+        parts.append(text(left + 16, top + 4, label, "legend", "start"))
+        left += width
+    return parts, top + 18
+
+
+def segment(x1: float, y1: float, x2: float, y2: float, colour: str, arrow: bool) -> Markup:
+    """A line from (x1, y1) to (x2, y2); with ``arrow``, a chevron at its far end."""
+    line = Markup(
+        '<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="1.5"/>'
+    ).format(x1, y1, x2, y2, colour)
+    if not arrow:
+        return line
+    length = math.hypot(x2 - x1, y2 - y1) or 1.0
+    ux, uy = (x2 - x1) / length, (y2 - y1) / length
+    wings = [
+        (x2 - 5 * ux + 4 * uy, y2 - 5 * uy - 4 * ux),
+        (x2 - 5 * ux - 4 * uy, y2 - 5 * uy + 4 * ux),
+    ]
+    points = " ".join(f"{px:.1f},{py:.1f}" for px, py in (wings[0], (x2, y2), wings[1]))
+    return line + Markup(
+        '<polyline points="{}" fill="none" stroke="{}" stroke-width="1.5"/>'
+    ).format(points, colour)
+
+
+def extent(
+    x: float,
+    y: float,
+    across: Position | None,
+    up: Position,
+    at_x: Callable[[float], float],
+    at_y: Callable[[float], float],
+    colour: str,
+) -> list[Markup]:
+    """What a marker alone cannot say: a range's span (a line from its low end to its high end)
+    and a bound's direction (an arrow the way the figure lies: up to points down or left)."""
+    parts = []
+    if across is not None and across.low != across.high:
+        parts.append(segment(at_x(across.low), y, at_x(across.high), y, colour, False))
+    if across is not None and across.bound:
+        parts.append(segment(x, y, x + (-16 if across.bound == "max" else 16), y, colour, True))
+    if up.low != up.high:
+        parts.append(segment(x, at_y(up.low), x, at_y(up.high), colour, False))
+    if up.bound:
+        # screen y grows downwards: 'up to' points down the page
+        parts.append(segment(x, y, x, y + (16 if up.bound == "max" else -16), colour, True))
+    return parts
+
+
+def _reach(position: Position) -> tuple[float, float]:
+    return position.low, position.high
+
+
+def context_chart(
+    ident: str,
+    title: str,
+    dots: Sequence[Dot],
+    styles: dict[str, tuple[str, str]],
+    y_title: str,
+    y_unit: str,
+    caption: str,
+) -> Chart:
+    """Scatter on log scales: a metric of each run against its context, one colour and shape
+    per technique series, a hollow marker for a baseline run, a sweep's runs joined; runs that
+    state no context stand in a band left of the axis."""
+    left, right = 84, 860
+    series = sorted({d.series for d in dots}, key=lambda s: (s != BASELINE, s))
+    entries = [(s, *styles[s]) for s in series]
+    parts, top = marker_legend(entries, left, 14, right)
+    if dots:
+        parts.append(text(right, top + 2, "hollow: a baseline run", "legend", "end"))
+        top += 12
+    box = Box(left, right, top + 8, top + 8 + 320)
+    if not dots:
+        parts.append(text(450, box.top + 120, "no run states this figure", "tick"))
+        return Chart(ident, title, svg(box.bottom + 60, title, parts), caption)
+    unplaced = any(d.x is None for d in dots)
+    axis_left = left + BAND if unplaced else left
+    placed = [d.x for d in dots if d.x is not None]
+    x_ends = [end for x in placed for end in _reach(x)] or [1024.0]
+    x_scale = LogAxis(*log_bounds(x_ends, 2), axis_left + 10, right)
+    y_ends = [end for d in dots for end in _reach(d.y)]
+    y_scale = LogAxis(*log_bounds(y_ends, 10), box.bottom, box.top)
+    parts += x_axis(box, x_scale.ticks(2), x_scale.at, format_tokens)
+    parts.append(
+        text((axis_left + right) / 2, box.bottom + 38, "context (tokens, log scale)", "axis-label")
     )
-    box = Box(left, right, top + 6, top + 6 + 280)
-    if points:
-        x_scale = LogAxis(*log_bounds((p.context_tokens for p in points), 2), left, right)
-        highest = max(p.tokens_per_s for p in points)
-        y_scale = LinearAxis(0, highest * 1.15, box.bottom, box.top)
-        parts += x_axis(box, x_scale.ticks(2), x_scale.at, format_tokens)
-        parts.append(x_title(box, "context (tokens, log scale)"))
-        parts += y_axis(box, y_scale.ticks(), y_scale.at, number, "decode (tokens/s)")
-        for point, colour in zip(points, colours, strict=True):
-            tip = (
-                f"{point.label}: {number(point.tokens_per_s)} tok/s at "
-                f"{number(point.context_tokens)} tokens"
+    parts += y_axis(
+        box, y_scale.nice_ticks(), y_scale.at, lambda v: f"{number(v)} {y_unit}", y_title
+    )
+    band_x = left + BAND / 2
+    if unplaced:
+        parts.append(
+            Markup('<line class="band" x1="{0}" y1="{1}" x2="{0}" y2="{2}"/>').format(
+                axis_left, box.top, box.bottom
             )
-            dot = Markup(
-                '<circle cx="{:.1f}" cy="{:.1f}" r="6" fill="{}"><title>{}</title></circle>'
-            ).format(x_scale.at(point.context_tokens), y_scale.at(point.tokens_per_s), colour, tip)
-            parts.append(link(point.href, dot))
-    else:
-        parts.append(text(450, 200, "no record gives both a context and a decode rate", "tick"))
-    caption = (
-        f"{len(points)} records give both a context and a decode rate (measured_tps_at_ctx, "
-        "else results.decode_tokens_per_s). Different models and hardware: read each point alone."
+        )
+        parts.append(text(band_x, box.bottom + 16, "not stated", "tick"))
+
+    def spot(dot: Dot) -> tuple[float, float]:
+        x = band_x if dot.x is None else x_scale.at(dot.x.at)
+        return x, y_scale.at(dot.y.at)
+
+    lines: dict[str, list[Dot]] = {}
+    for dot in dots:
+        if dot.line and dot.x is not None:
+            lines.setdefault(dot.line, []).append(dot)
+    for joined in lines.values():
+        xs = [d.x.at for d in joined if d.x is not None]
+        if len(joined) < 2 or len(set(xs)) != len(xs):
+            continue  # one run, or two at one context: nothing to join
+        ordered = sorted(joined, key=lambda d: d.x.at if d.x is not None else 0.0)
+        points = " ".join("{:.1f},{:.1f}".format(*spot(d)) for d in ordered)
+        parts.append(
+            Markup(
+                '<polyline class="sweep" points="{}" fill="none" stroke="{}" stroke-width="1.5"/>'
+            ).format(points, styles[joined[0].series][0])
+        )
+    for dot in dots:
+        colour, shape = styles[dot.series]
+        x, y = spot(dot)
+        parts += extent(x, y, dot.x, dot.y, x_scale.at, y_scale.at, colour)
+        parts.append(link(dot.href, marker(shape, x, y, colour, dot.hollow, dot.tip)))
+    return Chart(ident, title, svg(box.bottom + 60, title, parts), caption)
+
+
+def change_chart(ident: str, title: str, rows: Sequence[ChangeRow], caption: str) -> Chart:
+    """One row per record (or comparison), each comparison a marker at how many times better
+    the treatment is than its baseline, on a log scale around 1x (no change)."""
+    left, right, step = 290, 700, 24
+    entries = [(label, colour, shape) for label, colour, shape in CHANGE_FAMILIES.values()]
+    parts, top = marker_legend(entries, left - 200, 14, right + 120)
+    box = Box(left, right, top + 6, top + 6 + step * max(len(rows), 1))
+    gains = [end for row in rows for mark in row.marks for end in _reach(mark.gain)]
+    if not gains:
+        parts.append(text(450, box.top + 20, "no baseline-to-treatment comparison", "tick"))
+        return Chart(ident, title, svg(box.bottom + 60, title, parts), caption)
+    axis = LogAxis(*nice_log_bounds([*gains, 1.0]), left, right)
+    parts += x_axis(box, axis.nice_ticks(), axis.at, lambda v: f"{number(v)}x")
+    one = axis.at(1.0)
+    parts.append(
+        Markup('<line class="unchanged" x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}"/>').format(
+            one, box.top, box.bottom
+        )
     )
-    return Chart("chart-decode", title, svg(box.bottom + 60, title, parts), caption)
+    parts.append(text(one - 8, box.bottom + 38, "← worse", "axis-label", "end"))
+    parts.append(text(one + 8, box.bottom + 38, "better →", "axis-label", "start"))
+    parts.append(text(one, box.bottom + 54, "times better than the baseline (log scale)", "tick"))
+    for index, row in enumerate(rows):
+        y = box.top + index * step + step / 2
+        if index % 2:
+            parts.append(
+                Markup('<rect class="stripe" x="0" y="{:.1f}" width="{}" height="{}"/>').format(
+                    y - step / 2, WIDTH, step
+                )
+            )
+        parts.append(link(row.href, text(left - 8, y + 4, row.label, "tick", "end")))
+        for mark in row.marks:
+            _, colour, shape = CHANGE_FAMILIES[mark.family]
+            x = axis.at(mark.gain.at)
+            parts += extent(x, y, mark.gain, Position(1.0, 1.0, 1.0), axis.at, axis.at, colour)
+            parts.append(marker(shape, x, y, colour, False, mark.tip))
+        parts.append(text(right + 8, y + 4, row.note, "value", "start"))
+    return Chart(ident, title, svg(box.bottom + 70, title, parts), caption)
 
 
 def leaf_label(leaf: LeafGroup) -> str:

@@ -10,28 +10,31 @@ that cannot be read stops the build with a ``ValueError`` naming the file.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from kvrecords.checks.hardware import HardwareCatalog
-from kvrecords.checks.runs import stated_comparison
+from kvrecords.checks.runs import comparisons as all_comparisons
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import SCHEMA_DIR, DatasetFile, discover
 from kvrecords.dataset.models import model_from_data
-from kvrecords.dataset.records import headline_figures
+from kvrecords.dataset.records import basis_report, run_by_id
+from kvrecords.dataset.records import runs as run_list
 from kvrecords.dataset.schemas import schema_problems
 from kvrecords.kv.arithmetic import group_cost, kv_report, parse_element_type
 from kvrecords.kv.geometry import LeafGroup, Model, Parallel
 from kvrecords.kv.hardware import Hardware
+from kvrecords.kv.metrics import BY_NAME
+from kvrecords.tools.site.figures import Change, RunPoint, changes, headline_change, run_points
 from kvrecords.tools.site.formatting import (
     format_bytes,
-    format_ratio,
+    measured,
     number,
     page_name,
-    plain_number,
+    position,
     safe_url,
     slug,
 )
@@ -39,7 +42,6 @@ from kvrecords.tools.site.hardware import (
     HardwareClass,
     Placement,
     hardware_families,
-    hardware_words,
     placement,
 )
 from kvrecords.tools.site.recomputation import recompute
@@ -61,59 +63,76 @@ ASSUMED = re.compile(r"\bassume[ds]\b", re.IGNORECASE)
 # ---------------------------------------------------------------- records
 
 
-class Speedup(NamedTuple):
-    value: float
-    text: str
-    stated: bool  # False: cold / warm worked out here, the source gives no ratio
+class CardFigure(NamedTuple):
+    """One of the card's fixed figures, the headline run's metric it repeats, or why it is null."""
 
-
-def speedup_of(results: Mapping[str, Any]) -> Speedup | None:
-    """The speedup the record states (``23x``, ``~23x``, ``2.35-3.47x``, ``<=4x``; ranked by
-    its low end), else cold / warm TTFT when both are given. ``results``: a record's headline
-    figures (``headline_figures``)."""
-    stated = results.get("speedup")
-    if isinstance(stated, str) and stated.endswith("x"):
-        return Speedup(float(stated_comparison(stated).low.value), stated, True)
-    cold = plain_number(results.get("cold_ttft_ms"))
-    warm = plain_number(results.get("warm_ttft_ms"))
-    if cold and warm:
-        return Speedup(cold / warm, format_ratio(cold / warm), False)
-    return None
-
-
-# The headline figures and the results, in the order a reader wants them.
-HEADLINE_LABELS = {
-    "measured_ttft_ms_at_ctx": "TTFT at context (ms)",
-    "measured_tps_at_ctx": "decode at context (tokens/s)",
-}
-RESULT_LABELS = {
-    "cold_ttft_ms": "TTFT cold (ms)",
-    "warm_ttft_ms": "TTFT warm (ms)",
-    "speedup": "speedup (cold / warm)",
-    "hit_rate": "hit rate (0-1)",
-    "tokens_not_recomputed": "tokens not recomputed",
-    "bytes_not_recomputed": "bytes not recomputed",
-    "decode_tokens_per_s": "decode (tokens/s)",
-    "decode_rate_scope": "decode rate is",
-    "prefill_tokens_per_s": "prefill (tokens/s)",
-    "prefill_tokens_per_s_from_ttft": "prefill from TTFT (tokens/s)",
-}
-
-
-class Figure(NamedTuple):
     label: str
     value: Any  # as written; None: the source does not state it
+    metric: str  # 'ttft_ms (single)': the headline run's metric it repeats ('' when none does)
     reason: str  # why it is not stated ('' when it is)
 
 
-class Observation(NamedTuple):
-    """A further figure set the source gives (another host, run or setting), as stated."""
+CARD = (
+    ("measured_ttft_ms_at_ctx", "TTFT at context (ms)", "ms"),
+    ("measured_tps_at_ctx", "decode at context (tokens/s)", "tokens/s"),
+)
 
-    label: str
-    hardware: str
-    context_tokens: int | None
-    figures: tuple[tuple[str, Any], ...]
-    stated_as: str
+
+def card_figures(data: Mapping[str, Any], reasons: Mapping[str, str]) -> tuple[CardFigure, ...]:
+    """The card's TTFT and decode rate, each with the headline run's metric and statistic."""
+    headline = run_by_id(dict(data)).get(data.get("headline_run", ""))
+    metrics = headline.stated.get("metrics", []) if headline else []
+    figures = []
+    for field, label, unit in CARD:
+        value = data.get(field)
+        same = (
+            m
+            for m in metrics
+            if m["value"] == value and m["name"] in BY_NAME and BY_NAME[m["name"]].unit == unit
+        )
+        metric = next(same, None) if value is not None else None
+        which = f"{metric['name']} ({metric['statistic']})" if metric else ""
+        figures.append(CardFigure(label, value, which, reasons.get(field, "")))
+    return tuple(figures)
+
+
+class KvAtContext(NamedTuple):
+    """The KV cost at the record's context (windows filled), in the basis's dtype and layers."""
+
+    text: str  # '3 GiB', '~2.25 GiB', '0.5 GiB to 1 GiB' (a range); '' when no context is stated
+    sort: float | None
+    where: str  # how the context was found, for the cell's title
+
+
+def record_context(data: Mapping[str, Any]) -> tuple[Any, str]:
+    """The record's context as written, and where it comes from: the basis's, else the headline
+    run's (the card's figures are that run's)."""
+    stated = data["kv_bytes_basis"].get("context_tokens")
+    if stated is not None:
+        return stated, "the basis's context"
+    headline = run_by_id(dict(data)).get(data.get("headline_run", ""))
+    if headline is not None and headline.context(dict(data)) is not None:
+        return headline.context(dict(data)), f"the headline run {headline.id}'s context"
+    return None, "no context stated"
+
+
+def kv_at_context(data: Mapping[str, Any], model: Model, context: Any, where: str) -> KvAtContext:
+    """KV bytes at each figure of ``context`` (a count, ~N, a range, a bound, a median)."""
+    basis = data["kv_bytes_basis"]
+
+    def at(tokens: Any) -> Fraction | None:
+        if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens <= 0:
+            return None
+        return basis_report(model, {**basis, "context_tokens": tokens}).kv_bytes_at_context
+
+    found = position(context)
+    figures = [at(v) for v in (context.values() if isinstance(context, dict) else [context])]
+    if found is None or any(f is None for f in figures):
+        return KvAtContext("", None, where)
+    shape = {k: at(v) for k, v in context.items()} if isinstance(context, dict) else at(context)
+    middle = at(round(found.at))
+    text = measured(shape, format_bytes)
+    return KvAtContext(text, None if middle is None else float(middle), where)
 
 
 class ExplainLine(NamedTuple):
@@ -127,64 +146,45 @@ class RecordEntry:
 
     row: dict[str, Any]
     data: dict[str, Any]
-    placement: Placement
-    speedup: Speedup | None
+    placement: Placement  # where the record ran (its methodology's hardware)
+    run_placements: dict[str, Placement]  # where each run ran, by run id
     explanation: tuple[ExplainLine, ...]
     reasons: dict[str, str]  # why each null is null, by dotted field
     runs: tuple[RunView, ...]  # format 2: each configuration the source measured
     comparisons: tuple[ComparisonRow, ...]  # format 2: as stated and as recomputed
+    points: tuple[RunPoint, ...]  # each run's TTFT and decode rate at its context
+    changes: tuple[Change, ...]  # each baseline-to-treatment comparison as a gain
+    headline_change: Change | None  # the change the record's row shows
+    card: tuple[CardFigure, ...]
+    context: Any  # the record's context as written (``record_context``)
+    kv: KvAtContext
 
     @property
     def slug(self) -> str:
         return slug(self.row["id"])
 
     @property
-    def decode(self) -> Any:
-        """The decode rate at the record's context, else the one in results."""
-        headline = self.row["measured_tps_at_ctx"]
-        return headline if headline is not None else self.row["decode_tokens_per_s"]
-
-    @property
     def url(self) -> str | None:
         """The source's link when it is http(s), else None (shown as text, never linked)."""
         return safe_url(self.row["source_url"])
 
-    def results(self) -> list[Figure]:
-        """The headline figures, then every result the record holds, with the reason for a null."""
-        reasons = self.reasons
-        figures = [
-            Figure(label, self.data.get(key), reasons.get(key, ""))
-            for key, label in HEADLINE_LABELS.items()
-        ]
-        results: dict[str, Any] = self.data.get("results", {})
-        ordered = [k for k in RESULT_LABELS if k in results]
-        ordered += [k for k in results if k not in RESULT_LABELS and k != "observations"]
-        for key in ordered:
-            reason = reasons.get(f"results.{key}", "")
-            figures.append(Figure(RESULT_LABELS.get(key, key), results[key], reason))
-        return figures
+    @property
+    def class_ids(self) -> set[str]:
+        """The hardware classes the record or any of its runs ran on."""
+        found = {p.class_id for p in (self.placement, *self.run_placements.values())}
+        return {class_id for class_id in found if class_id is not None}
 
     @property
-    def observations(self) -> list[Observation]:
-        return [
-            Observation(
-                item["label"],
-                hardware_words(item["hardware"]) if "hardware" in item else "",
-                item.get("context_tokens"),
-                tuple(item["figures"].items()),
-                item["stated_as"],
-            )
-            for item in self.data.get("results", {}).get("observations", [])
-        ]
+    def filter_keys(self) -> list[str]:
+        """The hardware filter's values that match the record or one of its runs."""
+        keys = dict.fromkeys(self.placement.filter_keys)
+        for run_placement in self.run_placements.values():
+            keys.update(dict.fromkeys(run_placement.filter_keys))
+        return list(keys)
 
     @property
     def run_grid(self) -> RunGrid:
         return run_grid(self.runs)
-
-    def rank(self) -> tuple[float, float, str]:
-        """Best first: the larger speedup, then the faster decode."""
-        speedup = self.speedup.value if self.speedup else 0.0
-        return (-speedup, -(plain_number(self.decode) or 0.0), self.slug)
 
 
 # ---------------------------------------------------------------- models
@@ -265,23 +265,32 @@ class ModelEntry:
 
 # ---------------------------------------------------------------- the whole site
 
+SAME_TECHNIQUES = "same techniques, another setting"
+
 
 @dataclass(frozen=True)
 class HardwarePage:
-    """The reader's view of one hardware class: its records, by technique, best first."""
+    """The reader's view of one hardware class: the records and runs on it, and what each
+    technique bought there."""
 
     hardware_class: HardwareClass
-    records: tuple[RecordEntry, ...]
+    records: tuple[RecordEntry, ...]  # every record with the record or a run on this class
+    changes: tuple[Change, ...]  # the changes whose treatment ran on this class
+    points: tuple[RunPoint, ...]  # the runs' figures on this class
 
     @property
     def page(self) -> str:
         return page_name(self.hardware_class.id)
 
-    def by_technique(self) -> list[tuple[str, list[RecordEntry]]]:
-        techniques = sorted({t for entry in self.records for t in entry.row["techniques"]})
+    def by_technique(self) -> list[tuple[str, list[Change]]]:
+        """Each technique a treatment added, with its changes ranked: most times better first."""
+        grouped: dict[str, list[Change]] = {}
+        for change in self.changes:
+            for technique in change.added or (SAME_TECHNIQUES,):
+                grouped.setdefault(technique, []).append(change)
+        ordered = sorted(grouped, key=lambda t: (t == SAME_TECHNIQUES, t))
         return [
-            (t, sorted((e for e in self.records if t in e.row["techniques"]), key=RecordEntry.rank))
-            for t in techniques
+            (t, sorted(grouped[t], key=lambda c: (-c.gain.at, c.record, c.to_id))) for t in ordered
         ]
 
 
@@ -314,13 +323,22 @@ def _read_models(root: Path) -> dict[str, tuple[Model, dict[str, Any]]]:
     return models
 
 
+class HardwareFiles(NamedTuple):
+    """What placing a record or a run needs: every hardware file, and the families."""
+
+    files: Mapping[str, Hardware]
+    families: Mapping[str, HardwareClass]
+
+    def place(self, stated: Mapping[str, Any]) -> Placement:
+        return placement(stated, self.files, self.families)
+
+
 def _read_record(
     root: Path,
     record_file: DatasetFile,
     models: Mapping[str, tuple[Model, dict[str, Any]]],
     catalog: HardwareCatalog,
-    families: Mapping[str, HardwareClass],
-    hardware: Mapping[str, Hardware],
+    hardware: HardwareFiles,
 ) -> RecordEntry:
     document = _read(record_file)
     data: dict[str, Any] = document.data
@@ -330,17 +348,71 @@ def _read_record(
     recomputation = recompute(root, document, model, catalog)
     context = recomputation.context
     reasons = {entry["field"]: entry["reason"] for entry in data.get("not_stated", [])}
+    row = export_row(data, model, record_file.display)
+    record_placement = hardware.place(data["methodology"]["hardware"])
+    runs = {run.id: run for run in run_list(data)}
+    run_placements = {
+        run.id: hardware.place(run.stated["hardware"])
+        if "hardware" in run.stated
+        else record_placement
+        for run in runs.values()
+    }
+    comparisons = comparison_rows(context) if context else ()
+    recomputed = {index: row.recomputed for index, row in enumerate(comparisons)}
+    record_changes = (
+        changes(slug(data["id"]), all_comparisons(context), runs, data, run_placements, recomputed)
+        if context
+        else ()
+    )
+    shown_context, where = record_context(data)
     return RecordEntry(
-        row=export_row(data, model, record_file.display),
+        row=row,
         data=data,
-        placement=placement(data["methodology"]["hardware"], hardware, families),
-        speedup=speedup_of(headline_figures(data)),
+        placement=record_placement,
+        run_placements=run_placements,
         explanation=tuple(
             ExplainLine(line, bool(ASSUMED.search(line))) for line in recomputation.text.split("\n")
         ),
         reasons=reasons,
         runs=run_views(context, reasons) if context else (),
-        comparisons=comparison_rows(context) if context else (),
+        comparisons=comparisons,
+        points=run_points(data, slug(data["id"]), list(runs.values()), run_placements),
+        changes=record_changes,
+        headline_change=headline_change(record_changes, data.get("headline_run")),
+        card=card_figures(data, reasons),
+        context=shown_context,
+        kv=kv_at_context(data, model, shown_context, where),
+    )
+
+
+def _hardware(catalog: HardwareCatalog) -> HardwareFiles:
+    files = {}
+    for hardware_id in catalog.ids():
+        state = catalog.get(hardware_id)
+        if state is not None and state.hardware is not None:
+            files[hardware_id] = state.hardware
+    return HardwareFiles(files, hardware_families(files))
+
+
+def _hardware_pages(records: Sequence[RecordEntry]) -> tuple[HardwarePage, ...]:
+    """One page per hardware class any record or run ran on, each filled in one pass."""
+    classes: dict[str, HardwareClass] = {}
+    on: dict[str, tuple[list[RecordEntry], list[Change], list[RunPoint]]] = {}
+    for entry in records:
+        for item in (entry.placement, *entry.run_placements.values()):
+            if item.hardware_class is not None:
+                classes.setdefault(item.hardware_class.id, item.hardware_class)
+        for class_id in sorted(entry.class_ids):
+            on.setdefault(class_id, ([], [], []))[0].append(entry)
+        for change in entry.changes:
+            if change.class_id is not None:
+                on[change.class_id][1].append(change)
+        for point in entry.points:
+            if point.class_id is not None:
+                on[point.class_id][2].append(point)
+    return tuple(
+        HardwarePage(classes[key], tuple(on[key][0]), tuple(on[key][1]), tuple(on[key][2]))
+        for key in sorted(on)
     )
 
 
@@ -348,31 +420,20 @@ def gather(root: Path) -> SiteData:
     """Read the dataset at ``root`` once and derive everything the pages show."""
     root = root.resolve()
     catalog = HardwareCatalog(root)
-    hardware = {}
-    for hardware_id in catalog.ids():
-        state = catalog.get(hardware_id)
-        if state is not None and state.hardware is not None:
-            hardware[hardware_id] = state.hardware
-    families = hardware_families(hardware)
+    hardware = _hardware(catalog)
     models = _read_models(root)
     records = sorted(
         (
-            _read_record(root, record_file, models, catalog, families, hardware)
+            _read_record(root, record_file, models, catalog, hardware)
             for record_file in discover(root, "record")
         ),
         key=lambda entry: entry.row["id"],
     )
+    by_model: dict[str, list[RecordEntry]] = {}
+    for entry in records:
+        by_model.setdefault(entry.row["model"], []).append(entry)
     model_entries = tuple(
-        ModelEntry(model_id, model, data, tuple(r for r in records if r.row["model"] == model_id))
+        ModelEntry(model_id, model, data, tuple(by_model.get(model_id, ())))
         for model_id, (model, data) in models.items()
     )
-    classes = {
-        r.placement.hardware_class.id: r.placement.hardware_class
-        for r in records
-        if r.placement.hardware_class is not None
-    }
-    pages = tuple(
-        HardwarePage(classes[key], tuple(r for r in records if r.placement.class_id == key))
-        for key in sorted(classes)
-    )
-    return SiteData(tuple(records), model_entries, pages)
+    return SiteData(tuple(records), model_entries, _hardware_pages(records))

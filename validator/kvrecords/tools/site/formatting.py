@@ -5,9 +5,11 @@ Plain text only: escaping is the templates' job (autoescape) and the charts' (``
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 from kvrecords.kv.units import format_bytes_short, format_number
 
@@ -26,36 +28,74 @@ def number(value: float | int | Fraction) -> str:
 BOUND_WORDS = {"min": "at least", "max": "up to"}
 
 
-def measured(value: Any) -> str:
+def measured(value: Any, show: Callable[[Any], str] = format_number) -> str:
     """A measured figure as the record states it, its digits as written: 12.5, ~900, 40–60,
-    323.28, up to 9, median 4,096; '' when absent."""
+    323.28, up to 9, median 4,096; '' when absent. ``show`` writes each number (bytes, say)."""
     if value is None:
         return ""
     if isinstance(value, dict):
         if "about" in value:
-            return f"~{measured(value['about'])}"
+            return f"~{measured(value['about'], show)}"
         if "min" in value and "max" in value:
-            return f"{measured(value['min'])}–{measured(value['max'])}"
+            return f"{measured(value['min'], show)}–{measured(value['max'], show)}"
         (key, inner), *_ = value.items()  # a bound or one statistic of a distribution
-        return f"{BOUND_WORDS.get(key, key)} {measured(inner)}"
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return format_number(value)
+        return f"{BOUND_WORDS.get(key, key)} {measured(inner, show)}"
+    if _is_number(value) or isinstance(value, Fraction):
+        return show(value)
     return str(value)
 
 
-def plain_number(value: Any) -> float | None:
-    """The number a measured figure sorts and plots by (a range by its low end), else None."""
-    if isinstance(value, dict):
-        value = value.get("about", value.get("min"))
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    return None
+class Position(NamedTuple):
+    """Where a measured figure is plotted and sorted, and the extent a chart draws around it.
+
+    A number, ``{about: x}`` and one statistic of a distribution (``{median: x}``) stand at
+    x. A range ``{min: a, max: b}`` stands at its middle on a log scale, the geometric mean
+    √(a × b) (the arithmetic middle when an end is not above zero), and spans a to b. A bound
+    (``{max: x}``, up to x; ``{min: x}``, at least x) stands at x and says which way it points.
+    """
+
+    at: float
+    low: float
+    high: float
+    bound: str = ""  # 'max' (up to) or 'min' (at least); '' for a figure or a range
+
+    @property
+    def how(self) -> str:
+        """How the figure was placed, for a tooltip: '' when it stands where it is written."""
+        if self.low != self.high:
+            return f"plotted at {number(self.at)}, the middle of the range on a log scale"
+        if self.bound:
+            return f"plotted at the bound, {number(self.at)}"
+        return ""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def position(value: Any) -> Position | None:
+    """Where a measured figure (a context, a metric's value) is plotted and sorted; None when
+    it is absent or not a number."""
+    if _is_number(value):
+        return Position(float(value), float(value), float(value))
+    if not isinstance(value, dict) or not all(_is_number(v) for v in value.values()):
+        return None
+    if "min" in value and "max" in value:
+        low, high = float(value["min"]), float(value["max"])
+        middle = math.sqrt(low * high) if low > 0 and high > 0 else (low + high) / 2
+        return Position(middle, low, high)
+    if len(value) != 1:
+        return None
+    (key, inner), *_ = value.items()
+    figure = float(inner)
+    return Position(figure, figure, figure, key if key in BOUND_WORDS else "")
 
 
 def sort_key(value: Any) -> str:
-    """A table cell's data-sort value: the number as text, '' (sorted last) when absent."""
-    figure = plain_number(value)
-    return "" if figure is None else repr(figure)
+    """A table cell's data-sort value: where the figure stands (``position``) as text, '' (sorted
+    last) when absent."""
+    found = position(value)
+    return "" if found is None else repr(found.at)
 
 
 def format_bytes(value: float | int | Fraction | None) -> str:
@@ -70,11 +110,6 @@ def format_tokens(value: float) -> str:
     if value >= 1024 and value % 1024 == 0:
         return f"{int(value) // 1024}K"
     return number(value)
-
-
-def format_ratio(value: float) -> str:
-    """A speedup worked out from two figures: 23.13 -> '23.1x'."""
-    return f"{value:.3g}x"
 
 
 def slug(record_id: str) -> str:

@@ -14,26 +14,40 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 
 from kvrecords.tools.site.charts import (
     FAMILIES,
-    DecodePoint,
+    ChangeMark,
+    ChangeRow,
+    Chart,
+    Dot,
     ModelBar,
-    TtftPair,
     attention_family,
     bytes_per_token_chart,
-    decode_chart,
+    change_chart,
+    context_chart,
     model_chart,
-    ttft_chart,
+    series_styles,
 )
 from kvrecords.tools.site.data import HardwarePage, ModelEntry, RecordEntry, SiteData
+from kvrecords.tools.site.figures import Change, RunPoint
 from kvrecords.tools.site.formatting import (
     format_bytes,
     measured,
     number,
     page_name,
-    plain_number,
     sort_key,
 )
 
 UP = "../"
+SERIES = (
+    "A run's colour and shape are what it switches on in serving (prefix caching, offload, "
+    "quantization...); the model's own design (MLA, sliding windows, linear or sparse "
+    "attention) only when it switches on nothing else, and always in the tooltip. A hollow "
+    "marker is a baseline run; a line joins one record's runs of one series across contexts. "
+)
+PLACED = (
+    "A context or figure written ~N stands at N, a median context at the median; a range "
+    "stands at its middle on the log scale, √(min × max), with a line across its span; a "
+    "bound stands at the bound, an arrow pointing the way the figure lies. "
+)
 
 
 def environment() -> Environment:
@@ -55,32 +69,106 @@ def environment() -> Environment:
     return env
 
 
-def _record_href(entry: RecordEntry, root: str) -> str:
-    return f"{root}records/{quote(entry.slug)}.html"
+def _record_href(record_slug: str, root: str, anchor: str = "") -> str:
+    return f"{root}records/{quote(record_slug)}.html" + (f"#{quote(anchor)}" if anchor else "")
 
 
-def ttft_pairs(records: Sequence[RecordEntry], root: str) -> list[TtftPair]:
-    """The records that state both a cold and a warm TTFT."""
-    pairs = []
+def dots(points: Sequence[RunPoint], metric: str, root: str) -> list[Dot]:
+    """The runs' figures of ``metric`` as chart dots, each linking to its run."""
+    return [
+        Dot(
+            point.x,
+            point.y,
+            point.series,
+            point.role == "baseline",
+            _record_href(point.record, root, f"run-{point.run_id}"),
+            point.tip(),
+            f"{point.record}|{point.series}|{point.statistic}",
+        )
+        for point in points
+        if point.metric == metric
+    ]
+
+
+def context_charts(points: Sequence[RunPoint], root: str) -> tuple[Chart, Chart]:
+    """TTFT and decode rate against context, the same style for a series on both."""
+    styles = series_styles(point.series for point in points)
+    ttft, decode = dots(points, "ttft_ms", root), dots(points, "decode_tokens_per_s", root)
+    records = len({p.record for p in points if p.metric == "ttft_ms"})
+    placed = len({p.record for p in points if p.metric == "ttft_ms" and p.x is not None})
+    ttft_caption = (
+        f"{len(ttft)} runs of {records} records ({placed} at a stated context): each run's "
+        "time to first token at its context (the run's own, else the record's), one point per "
+        "run: its single, median or mean figure, else the percentile it states, as the tooltip "
+        "says. " + SERIES + PLACED + "Runs that state no context stand in the band on the left. "
+        "Different models and hardware: read each point with its record."
+    )
+    decode_records = len({p.record for p in points if p.metric == "decode_tokens_per_s"})
+    decode_caption = (
+        f"{len(decode)} runs of {decode_records} records: each run's decode rate of one "
+        "sequence (decode_tokens_per_s; aggregate throughput is not drawn here) at its "
+        "context, one point per run, coloured and placed as on the TTFT chart. Different "
+        "models and hardware: read each point with its record."
+    )
+    return (
+        context_chart(
+            "chart-ttft",
+            "Time to first token against context, by technique",
+            ttft,
+            styles,
+            "time to first token (log scale)",
+            "ms",
+            ttft_caption,
+        ),
+        context_chart(
+            "chart-decode",
+            "Decode rate against context, by technique",
+            decode,
+            styles,
+            "decode (tokens/s per sequence, log scale)",
+            "",
+            decode_caption,
+        ),
+    )
+
+
+def _mark(change: Change) -> ChangeMark:
+    return ChangeMark(change.gain, change.family, change.tip())
+
+
+CHANGE_CAPTION = (
+    "Each comparison a source states from a baseline run to a treatment run, as how many times "
+    "better the treatment is: a time or a size falling, a rate or a capacity rising (a change "
+    "of -67% in TTFT is 1 / (1 - 0.67) = 3.03x better; +16% throughput is 1.16x). Read from the stated "
+    "figure, which the validator checks against the runs where both give the metric. A range "
+    "spans its line; 'up to' and 'at least' point their arrow. "
+)
+
+
+def record_change_rows(
+    records: Sequence[RecordEntry], root: str, class_id: str | None = None
+) -> list[ChangeRow]:
+    """One row per record with changes (those on hardware ``class_id`` when given), the change
+    its table row shows written beside it; the records with the largest such change first."""
+    rows = []
     for entry in records:
-        cold, warm = entry.row["cold_ttft_ms"], entry.row["warm_ttft_ms"]
-        cold_ms, warm_ms = plain_number(cold), plain_number(warm)
-        if cold_ms and warm_ms:
-            href = _record_href(entry, root)
-            pairs.append(
-                TtftPair(entry.slug, href, cold_ms, warm_ms, measured(cold), measured(warm))
+        shown = [c for c in entry.changes if class_id is None or c.class_id == class_id]
+        if not shown:
+            continue
+        headline = entry.headline_change if entry.headline_change in shown else shown[0]
+        rows.append(
+            (
+                -headline.gain.at,
+                entry.slug,
+                ChangeRow(
+                    entry.slug,
+                    _record_href(entry.slug, root, "comparisons"),
+                    tuple(_mark(c) for c in shown),
+                    f"{headline.stated} {headline.metric}",
+                ),
             )
-    return pairs
-
-
-def decode_points(records: Sequence[RecordEntry], root: str) -> list[DecodePoint]:
-    """The records that give both a context and a decode rate."""
-    points = []
-    for entry in records:
-        context, rate = plain_number(entry.row["context_tokens"]), plain_number(entry.decode)
-        if context and rate:
-            points.append(DecodePoint(entry.slug, _record_href(entry, root), context, rate))
-    return points
+        )
+    return [row for _, _, row in sorted(rows, key=lambda item: item[:2])]
 
 
 def model_bars(models: Sequence[ModelEntry], root: str) -> list[ModelBar]:
@@ -111,8 +199,14 @@ class Pages:
             engines=sorted({r.row["engine"] for r in records}),
             hardware_options=self.hardware_options(),
             bytes_chart=bytes_per_token_chart(model_bars(self.site.models, "")),
-            ttft=ttft_chart(ttft_pairs(records, "")),
-            decode=decode_chart(decode_points(records, "")),
+            context_charts=context_charts([p for r in records for p in r.points], ""),
+            changes=change_chart(
+                "chart-changes",
+                "What each record's treatment bought over its baseline",
+                record_change_rows(records, ""),
+                CHANGE_CAPTION + "One row per record, every such comparison of it a marker; "
+                "beside it the one its table row shows.",
+            ),
         )
 
     def hardware_options(self) -> list[tuple[str, str]]:
@@ -121,11 +215,26 @@ class Pages:
         for page in self.site.hardware_pages:
             options[page.hardware_class.id] = page.hardware_class.label
             for entry in page.records:
-                for key in entry.placement.filter_keys:
+                for key in entry.filter_keys:
                     options.setdefault(key, key)
         return sorted(options.items())
 
     def record(self, entry: RecordEntry) -> str:
+        rows = [
+            ChangeRow(
+                f"{c.metric} ({c.statistic}), {c.to_id}",
+                f"#run-{quote(c.to_id)}",
+                (_mark(c),),
+                f"{c.stated} ({c.gain_text})",
+            )
+            for c in entry.changes
+        ]
+        chart = change_chart(
+            "chart-record-changes",
+            "What the treatment bought over its baseline",
+            rows,
+            CHANGE_CAPTION + "One row per comparison, labelled with the treatment run.",
+        )
         return self.env.get_template("record.html").render(
             title=entry.row["title"] or entry.row["id"],
             root=UP,
@@ -133,6 +242,7 @@ class Pages:
             row=entry.row,
             methodology=entry.data["methodology"],
             reasons=entry.reasons,
+            changes=chart if rows else None,
         )
 
     def model(self, entry: ModelEntry) -> str:
@@ -150,10 +260,19 @@ class Pages:
         )
 
     def hardware(self, page: HardwarePage) -> str:
-        pairs = ttft_pairs(page.records, UP)
+        rows = record_change_rows(page.records, UP, page.hardware_class.id)
         return self.env.get_template("hardware.html").render(
             title=f"{page.hardware_class.name}: what each technique bought",
             root=UP,
             page=page,
-            ttft=ttft_chart(pairs) if pairs else None,
+            context_charts=context_charts(page.points, UP),
+            changes=change_chart(
+                "chart-changes",
+                f"What each treatment bought on {page.hardware_class.name}",
+                rows,
+                CHANGE_CAPTION + "One row per record, its comparisons whose treatment ran on "
+                "this hardware.",
+            )
+            if rows
+            else None,
         )

@@ -1,18 +1,10 @@
-// kv-efficiency records: sorting and filtering of the records table. No dependencies.
+// kv-efficiency records: sorting of the tables and filtering of the records table. No dependencies.
 "use strict";
 
 (function () {
-  const table = document.getElementById("records");
-  if (!table) {
-    return;
-  }
-  const body = table.tBodies[0];
-  const headers = Array.from(table.tHead.rows[0].cells);
-  const form = document.getElementById("filters");
-  const count = document.getElementById("visible-count");
-
-  // Sorting: numeric columns compare data-sort as numbers; empty cells always go last.
-  function sortBy(index, numeric, direction) {
+  // Sorting, for every table whose headers are sortable: numeric columns compare data-sort as
+  // numbers; empty cells always go last.
+  function sortBy(body, index, numeric, direction) {
     const rows = Array.from(body.rows);
     const key = (row) => {
       const cell = row.cells[index];
@@ -45,24 +37,39 @@
     rows.forEach((row) => body.appendChild(row));
   }
 
-  headers.forEach((th, index) => {
-    if (!th.classList.contains("sortable")) {
+  document.querySelectorAll("table").forEach((sortable) => {
+    if (!sortable.tHead || !sortable.querySelector("th.sortable")) {
       return;
     }
-    const activate = () => {
-      const ascending = th.getAttribute("aria-sort") !== "ascending";
-      headers.forEach((other) => other.removeAttribute("aria-sort"));
-      th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
-      sortBy(index, th.dataset.type === "num", ascending ? 1 : -1);
-    };
-    th.addEventListener("click", activate);
-    th.addEventListener("keydown", (event) => {
-      if (event.key === "Enter" || event.key === " ") {
-        event.preventDefault();
-        activate();
+    const body = sortable.tBodies[0];
+    const headers = Array.from(sortable.tHead.rows[0].cells);
+    headers.forEach((th, index) => {
+      if (!th.classList.contains("sortable")) {
+        return;
       }
+      const activate = () => {
+        const ascending = th.getAttribute("aria-sort") !== "ascending";
+        headers.forEach((other) => other.removeAttribute("aria-sort"));
+        th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+        sortBy(body, index, th.dataset.type === "num", ascending ? 1 : -1);
+      };
+      th.addEventListener("click", activate);
+      th.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" || event.key === " ") {
+          event.preventDefault();
+          activate();
+        }
+      });
     });
   });
+
+  const table = document.getElementById("records");
+  if (!table) {
+    return;
+  }
+  const body = table.tBodies[0];
+  const form = document.getElementById("filters");
+  const count = document.getElementById("visible-count");
 
   // Filtering: every control narrows the rows; a context bound hides rows with no context.
   function value(name) {
