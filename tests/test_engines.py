@@ -540,7 +540,9 @@ def test_log_reader_is_linear_on_hostile_lines() -> None:
     hostile += "\n" + "GPU KV cache size: " + "1," * 100_000 + "\n"
     start = time.perf_counter()
     reading = read_log(hostile * 20)
-    assert time.perf_counter() - start < 2
+    # under 1 s on the 2-core reference machine: the bound catches a quadratic scan (which
+    # takes minutes on this input), not a busy machine
+    assert time.perf_counter() - start < 30
     assert reading.figures == ()
 
 
