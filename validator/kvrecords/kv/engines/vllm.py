@@ -73,7 +73,7 @@ from kvrecords.kv.engines.result import (
     gib_as_printed,
     state_split,
 )
-from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent
+from kvrecords.kv.geometry import Attention, LeafGroup, Model, MultiHeadLatent
 
 ENGINE = "vllm"
 
@@ -197,48 +197,122 @@ class Layout(NamedTuple):
     version: tuple[int, int, int]
 
 
+class _Setup(NamedTuple):
+    """What vLLM resolves from the model and options before it sizes any page."""
+
+    dtype: str  # the kv_cache_dtype in effect (an fp8 cache is fp8_ds_mla on DeepSeek-V3.2)
+    element_bytes: int  # bytes per cached value in that dtype
+    model_dtype_bytes: int  # bytes per value in the model dtype ('auto')
+    ranks: int  # tensor-parallel size
+    hybrid_allocator: bool
+    attention: tuple[Attention, ...]
+    latent: tuple[MultiHeadLatent, ...]
+    states: tuple[LeafGroup, ...]  # mamba and linear-attention layers
+    turboquant: bool
+    indexer: bool  # DeepSeek-V3.2's lightning-indexer key cache beside each MLA layer
+
+
 def layout(model: Model, options: VllmOptions) -> Layout:
     """Resolve dtypes, block sizes and groups as vLLM does at start-up."""
+    version = _checked_version(options)
+    notes: list[str] = []
+    printed: list[str] = []
+    setup = _setup(model, options, version, notes, printed)
+    specs = [
+        *_attention_specs(model, setup, options, notes),
+        *_latent_specs(setup),
+        *_state_specs(setup, options),
+    ]
+    if not specs:
+        raise NotCovered("the model caches nothing vLLM pages")
+    block_size, state_page = _block_size(specs, setup, options, notes, printed)
+    pages = tuple(
+        state_page
+        if spec.type == "state"
+        else (None if spec.per_token is None else spec.per_token * block_size)
+        for spec in specs
+    )
+    windows = {spec.window for spec in specs if spec.type == "window"}
+    uniform_window = all(spec.type == "window" for spec in specs) and len(windows) == 1
+    if all(spec.type == "full" for spec in specs) or uniform_window or not setup.hybrid_allocator:
+        one_group = sum(spec.layers for spec in specs)
+        return Layout(
+            block_size,
+            tuple(specs),
+            pages,
+            (block_size,) * len(specs),
+            False,
+            one_group,
+            (1,) * len(specs),
+            tuple(printed),
+            tuple(notes),
+            version,
+        )
+    pages, block_sizes = _unified_pages(pages, block_size, notes)
+    group_size, groups_per_spec = _groups(specs, printed)
+    return Layout(
+        block_size,
+        tuple(specs),
+        pages,
+        block_sizes,
+        True,
+        group_size,
+        groups_per_spec,
+        tuple(printed),
+        tuple(notes),
+        version,
+    )
+
+
+def _checked_version(options: VllmOptions) -> tuple[int, int, int]:
     check_choice("--kv-cache-dtype", options.kv_cache_dtype, KV_CACHE_DTYPES)
     check_choice("--mamba-ssm-cache-dtype", options.mamba_ssm_cache_dtype, MAMBA_SSM_DTYPES)
-    version = parse_version(options.version)
     if options.block_size is not None and options.block_size < 1:
         raise EngineError("--block-size must be at least 1")
     if options.max_num_batched_tokens < 1 or options.tensor_parallel_size < 1:
         raise EngineError("--max-num-batched-tokens and --tensor-parallel-size must be >= 1")
-    notes: list[str] = []
-    printed: list[str] = []
-    dtype = options.kv_cache_dtype
-    tp = options.tensor_parallel_size
-    hybrid_allocator = version >= HYBRID_ALLOCATOR and not options.disable_hybrid_kv_cache_manager
-    leaves = [g for g in model.leaf_groups() if g.layers]
-    mla = [g for g in leaves if isinstance(g, MultiHeadLatent)]
-    attention = [g for g in leaves if isinstance(g, Attention)]
-    states = [g for g in leaves if g.kind in ("linear_attention", "mamba1", "mamba2")]
-    is_v32 = model.id in V32_MODEL_IDS
+    return parse_version(options.version)
 
+
+def _setup(
+    model: Model,
+    options: VllmOptions,
+    version: tuple[int, int, int],
+    notes: list[str],
+    printed: list[str],
+) -> _Setup:
+    """The dtype in effect and the layer kinds; what this model does not cover is refused."""
+    leaves = [group for group in model.leaf_groups() if group.layers]
+    latent = tuple(group for group in leaves if isinstance(group, MultiHeadLatent))
+    attention = tuple(group for group in leaves if isinstance(group, Attention))
+    states = tuple(
+        group for group in leaves if group.kind in ("linear_attention", "mamba1", "mamba2")
+    )
+    hybrid_allocator = version >= HYBRID_ALLOCATOR and not options.disable_hybrid_kv_cache_manager
+    indexer = model.id in V32_MODEL_IDS
+    dtype = options.kv_cache_dtype
     if dtype == "nvfp4":
         raise NotCovered(
             "vLLM's nvfp4 page size uses nvfp4_kv_cache_full_dim, which was not read; not covered"
         )
-    if is_v32:
+    if indexer:
         if version < V32_SUPPORT:
             raise NotCovered("DeepSeek-V3.2 is not known to vLLM before 0.11.0")
         if dtype.startswith("fp8"):
             if dtype != "fp8_ds_mla":
                 printed.append("Using custom fp8 kv-cache format for DeepSeekV3.2")
             dtype = "fp8_ds_mla"
-    if dtype == "fp8_ds_mla" and (not mla or attention):
+    if dtype == "fp8_ds_mla" and (not latent or attention):
         raise EngineError("fp8_ds_mla is an MLA cache format; this model has other attention")
-    if dtype.endswith("_per_token_head") and mla:
+    if dtype.endswith("_per_token_head") and latent:
         raise NotCovered("per-token-head scales for MLA pages are not covered")
-    tq = TURBOQUANT_PRESETS.get(dtype)
-    if tq is not None:
+    turboquant = dtype in TURBOQUANT_PRESETS
+    if turboquant:
         if version < TURBOQUANT_DENSE:
             raise NotCovered("TurboQuant presets are not known in vLLM before 0.20.0")
         if states and version < TURBOQUANT_HYBRID:
             raise NotCovered("vLLM rejected TurboQuant for hybrid models before 0.21.0 (PR #39931)")
-        if mla or any(g.window is not None for g in attention):
+        if latent or any(group.window is not None for group in attention):
             raise NotCovered(
                 "TurboQuant applies to full-attention layers; MLA and windows are not covered"
             )
@@ -247,233 +321,250 @@ def layout(model: Model, options: VllmOptions) -> Layout:
             "state layers (mamba, linear attention) in the V1 page pool need the hybrid allocator"
             " (0.10.0 and later, not disabled)"
         )
-    if states and tp > 1:
+    if states and options.tensor_parallel_size > 1:
         raise NotCovered(
             "tensor-parallel sharding of mamba / linear-attention state is not covered"
         )
-
     auto_notes: list[str] = []
-    auto_bytes = _dtype_bytes("auto", model, auto_notes)
-    elem = auto_bytes if dtype == "auto" else _dtype_bytes(dtype, model, notes)
-    if dtype == "auto" or states or (tq is not None and not states):
-        notes.extend(auto_notes)
+    model_dtype_bytes = _dtype_bytes("auto", model, auto_notes)
+    element_bytes = model_dtype_bytes if dtype == "auto" else _dtype_bytes(dtype, model, notes)
+    if dtype == "auto" or states or turboquant:
+        notes.extend(auto_notes)  # where the model dtype sizes something
+    return _Setup(
+        dtype,
+        element_bytes,
+        model_dtype_bytes,
+        options.tensor_parallel_size,
+        hybrid_allocator,
+        attention,
+        latent,
+        states,
+        turboquant,
+        indexer,
+    )
+
+
+def _attention_specs(
+    model: Model, setup: _Setup, options: VllmOptions, notes: list[str]
+) -> list[_Spec]:
+    """Full and sliding-window attention pages (TurboQuant's boundary layers apart)."""
+    boundary_layers = _turboquant_boundary_layers(model, setup)
     specs: list[_Spec] = []
-    skipped = 0
-    if tq is not None and not states:
-        dense = len(attention) == 1 and attention[0].layers == model.num_layers
-        if not dense:
-            raise NotCovered("TurboQuant boundary layers for this layer layout are not covered")
-        n = min(TQ_BOUNDARY_LAYERS, model.num_layers // 2)
-        skipped = len(set(range(n)) | set(range(model.num_layers - n, model.num_layers)))
-    for g in attention:
-        heads = None if g.kv_heads is None else max(1, g.kv_heads // tp)
-        if g.kv_heads is not None and g.kv_heads < tp:
+    for group in setup.attention:
+        heads = None if group.kv_heads is None else max(1, group.kv_heads // setup.ranks)
+        if group.kv_heads is not None and group.kv_heads < setup.ranks:
             notes.append(
-                f"{g.kv_heads} kv heads over {tp} ranks: each rank keeps 1 head (replicated)"
+                f"{group.kv_heads} kv heads over {setup.ranks} ranks:"
+                " each rank keeps 1 head (replicated)"
             )
-        kind = "window" if g.window is not None and hybrid_allocator else "full"
-        label = "sliding-window" if g.window is not None else "full-attention"
-        if tq is not None:
-            if g.head_dim != g.value_dim:
-                raise NotCovered("TurboQuant with different K and V head sizes is not covered")
-            slot = None if g.head_dim is None else turboquant_slot_bytes(dtype, g.head_dim)
-            per = None if heads is None or slot is None else heads * slot
-            if skipped:
-                auto_per = _attention_token_bytes(heads, g, auto_bytes)
-                specs.append(
-                    _Spec(
-                        "full",
-                        skipped,
-                        auto_per,
-                        None,
-                        None,
-                        f"{skipped} boundary layers in the model dtype",
-                        f"{_q(heads)} heads x ({_q(g.head_dim)} + {_q(g.value_dim)}) x {auto_bytes} B",
-                    )
-                )
-            specs.append(
-                _Spec(
-                    "full",
-                    g.layers - skipped,
-                    per,
-                    None,
-                    None,
-                    f"{g.layers - skipped} {label} layers ({dtype})",
-                    f"{_q(heads)} heads x {_q(slot)} B slot",
-                )
-            )
+        if setup.turboquant:
+            specs.extend(_turboquant_specs(group, heads, boundary_layers, setup))
             continue
-        per = _attention_token_bytes(heads, g, elem)
-        shape = f"{_q(heads)} heads x ({_q(g.head_dim)} + {_q(g.value_dim)}) x {elem} B"
-        if dtype.endswith("_per_token_head") and per is not None and heads is not None:
-            per += 2 * heads * 4
+        kind = "window" if group.window is not None and setup.hybrid_allocator else "full"
+        label = "sliding-window" if group.window is not None else "full-attention"
+        per_token = _attention_token_bytes(heads, group, setup.element_bytes)
+        shape = (
+            f"{_q(heads)} heads x ({_q(group.head_dim)} + {_q(group.value_dim)})"
+            f" x {setup.element_bytes} B"
+        )
+        if setup.dtype.endswith("_per_token_head") and per_token is not None and heads is not None:
+            per_token += 2 * heads * 4
             shape += f" + 2 x {heads} x 4 B scales"
+        window = group.window if kind == "window" else None
+        name = f"{group.layers} {label} layers ({setup.dtype})"
+        specs.append(_Spec(kind, group.layers, per_token, None, window, name, shape))
+        if group.window is not None and kind == "full":
+            why = (
+                "the hybrid allocator is disabled"
+                if options.disable_hybrid_kv_cache_manager
+                else "no hybrid allocator before 0.10.0"
+            )
+            notes.append(f"window layers hold every token: {why}")
+    return specs
+
+
+def _turboquant_boundary_layers(model: Model, setup: _Setup) -> int:
+    """Layers a TurboQuant preset keeps in the model dtype: the first and last two, dense only."""
+    if not setup.turboquant or setup.states:
+        return 0
+    dense = len(setup.attention) == 1 and setup.attention[0].layers == model.num_layers
+    if not dense:
+        raise NotCovered("TurboQuant boundary layers for this layer layout are not covered")
+    kept = min(TQ_BOUNDARY_LAYERS, model.num_layers // 2)
+    return len(set(range(kept)) | set(range(model.num_layers - kept, model.num_layers)))
+
+
+def _turboquant_specs(
+    group: Attention, heads: int | None, boundary_layers: int, setup: _Setup
+) -> list[_Spec]:
+    if group.head_dim != group.value_dim:
+        raise NotCovered("TurboQuant with different K and V head sizes is not covered")
+    slot = None if group.head_dim is None else turboquant_slot_bytes(setup.dtype, group.head_dim)
+    specs: list[_Spec] = []
+    if boundary_layers:
         specs.append(
             _Spec(
-                kind,
-                g.layers,
-                per,
+                "full",
+                boundary_layers,
+                _attention_token_bytes(heads, group, setup.model_dtype_bytes),
                 None,
-                g.window if kind == "window" else None,
-                f"{g.layers} {label} layers ({dtype})",
-                shape,
+                None,
+                f"{boundary_layers} boundary layers in the model dtype",
+                f"{_q(heads)} heads x ({_q(group.head_dim)} + {_q(group.value_dim)})"
+                f" x {setup.model_dtype_bytes} B",
             )
         )
-        if g.window is not None and kind == "full":
-            notes.append(
-                "window layers hold every token: "
-                + (
-                    "the hybrid allocator is disabled"
-                    if options.disable_hybrid_kv_cache_manager
-                    else "no hybrid allocator before 0.10.0"
-                )
-            )
-    for lat in mla:
-        latent, rope = lat.kv_lora_rank, lat.qk_rope_head_dim
-        if dtype == "fp8_ds_mla":
+    quantized = group.layers - boundary_layers
+    specs.append(
+        _Spec(
+            "full",
+            quantized,
+            None if heads is None or slot is None else heads * slot,
+            None,
+            None,
+            f"{quantized} full-attention layers ({setup.dtype})",
+            f"{_q(heads)} heads x {_q(slot)} B slot",
+        )
+    )
+    return specs
+
+
+def _latent_specs(setup: _Setup) -> list[_Spec]:
+    """MLA pages (656 B per token with fp8_ds_mla) and DeepSeek-V3.2's indexer key caches."""
+    specs: list[_Spec] = []
+    for group in setup.latent:
+        latent, rope = group.kv_lora_rank, group.qk_rope_head_dim
+        per_token: int | None
+        if setup.dtype == "fp8_ds_mla":
             if (latent, rope) != (512, 64):
                 raise EngineError("fp8_ds_mla's 656-byte layout is for kv_lora_rank 512 + rope 64")
-            per_mla: int | None = FP8_DS_MLA_BYTES
+            per_token = FP8_DS_MLA_BYTES
             shape = "656 B (512 fp8 + 16 B fp32 scales + 64 bf16)"
         else:
-            per_mla = None if latent is None or rope is None else (latent + rope) * elem
-            shape = f"(kv_lora_rank {_q(latent)} + rope {_q(rope)}) x {elem} B"
-        specs.append(
-            _Spec(
-                "full", lat.layers, per_mla, None, None, f"{lat.layers} MLA layers ({dtype})", shape
+            per_token = (
+                None if latent is None or rope is None else (latent + rope) * setup.element_bytes
             )
-        )
-        if is_v32:
+            shape = f"(kv_lora_rank {_q(latent)} + rope {_q(rope)}) x {setup.element_bytes} B"
+        name = f"{group.layers} MLA layers ({setup.dtype})"
+        specs.append(_Spec("full", group.layers, per_token, None, None, name, shape))
+        if setup.indexer:
             specs.append(
                 _Spec(
                     "full",
-                    lat.layers,
+                    group.layers,
                     V32_INDEXER_BYTES,
                     None,
                     None,
-                    f"{lat.layers} indexer key caches (uint8)",
+                    f"{group.layers} indexer key caches (uint8)",
                     "128 fp8 values + one 4 B fp32 scale = 132 B",
                 )
             )
-    ssm_bytes = {"auto": auto_bytes, "float32": 4, "bfloat16": 2, "float16": 2}[
+    return specs
+
+
+def _state_specs(setup: _Setup, options: VllmOptions) -> list[_Spec]:
+    """One page of recurrent and conv state per mamba or linear-attention layer."""
+    conv_bytes = setup.model_dtype_bytes
+    ssm_bytes = {"auto": conv_bytes, "float32": 4, "bfloat16": 2, "float16": 2}[
         options.mamba_ssm_cache_dtype
     ]
-    for st in states:
-        conv, recurrent = state_split(st)
+    specs: list[_Spec] = []
+    for group in setup.states:
+        conv, recurrent = state_split(group)
         state = (
-            None if conv is None or recurrent is None else conv * auto_bytes + recurrent * ssm_bytes
+            None if conv is None or recurrent is None else conv * conv_bytes + recurrent * ssm_bytes
         )
         specs.append(
             _Spec(
                 "state",
-                st.layers,
+                group.layers,
                 None,
                 state,
                 None,
-                f"{st.layers} {st.kind} layers (state)",
-                f"conv {_q(conv)} x {auto_bytes} B + recurrent {_q(recurrent)} x {ssm_bytes} B",
+                f"{group.layers} {group.kind} layers (state)",
+                f"conv {_q(conv)} x {conv_bytes} B + recurrent {_q(recurrent)} x {ssm_bytes} B",
             )
         )
+    return specs
 
-    if not specs:
-        raise NotCovered("the model caches nothing vLLM pages")
 
-    # Block size: the user's, else 16 (64 for the MLA backends); hybrids align to the state.
-    block_size = options.block_size or (64 if mla else 16)
-    if options.block_size is None and mla:
+def _block_size(
+    specs: list[_Spec],
+    setup: _Setup,
+    options: VllmOptions,
+    notes: list[str],
+    printed: list[str],
+) -> tuple[int, int | None]:
+    """Tokens per block and the state page: the user's block size, else 16 (64 for the MLA
+    backends); a hybrid model's block grows until its attention page holds the state page."""
+    block_size = options.block_size or (64 if setup.latent else 16)
+    if options.block_size is None and setup.latent:
         notes.append("MLA backends (FlashMLA) use 64-token blocks; pass --block-size for others")
-    state_specs = [s for s in specs if s.type == "state"]
-    state_page: int | None = None
-    if state_specs:
-        full_specs = [s for s in specs if s.type != "state"]
-        if not full_specs or full_specs[0].per_token is None:
-            raise NotCovered("the attention page of this hybrid model is unknown")
-        if any(s.state is None for s in state_specs):
-            state_page = None
-        else:
-            mamba_page = max(s.state or 0 for s in state_specs)
-            one_token = full_specs[0].per_token
-            aligned = KERNEL_BLOCK_ALIGNMENT * cdiv(mamba_page, KERNEL_BLOCK_ALIGNMENT * one_token)
-            if options.block_size is None or options.block_size < aligned:
-                block_size = aligned
-                printed.append(
-                    f"Setting attention block size to {aligned} tokens to ensure that attention"
-                    " page size is >= mamba page size."
-                )
-            attn_page = block_size * one_token
-            if mamba_page > attn_page:
-                block_size = cdiv(mamba_page, one_token)
-                attn_page = block_size * one_token
-            state_page = attn_page
-            if attn_page != mamba_page:
-                pct = 100 * Fraction(attn_page - mamba_page, mamba_page)
-                printed.append(
-                    f"Padding mamba page size by {float(pct):.2f}% to ensure that mamba page size"
-                    " and attention page size are exactly equal."
-                )
-            notes.append(
-                f"the state page ({mamba_page:,} B) is padded to the attention page of"
-                f" {block_size} tokens ({attn_page:,} B)"
-            )
-
-    pages = tuple(
-        state_page
-        if s.type == "state"
-        else (None if s.per_token is None else s.per_token * block_size)
-        for s in specs
-    )
-    block_sizes = [block_size] * len(specs)
-    all_full = all(s.type == "full" for s in specs)
-    windows = {s.window for s in specs if s.type == "window"}
-    uniform_window = all(s.type == "window" for s in specs) and len(windows) == 1
-    if all_full or uniform_window or not hybrid_allocator:
-        return Layout(
-            block_size,
-            tuple(specs),
-            pages,
-            tuple(block_sizes),
-            False,
-            sum(s.layers for s in specs),
-            (1,) * len(specs),
-            tuple(printed),
-            tuple(notes),
-            version,
+    state_specs = [spec for spec in specs if spec.type == "state"]
+    if not state_specs:
+        return block_size, None
+    attention_specs = [spec for spec in specs if spec.type != "state"]
+    if not attention_specs or attention_specs[0].per_token is None:
+        raise NotCovered("the attention page of this hybrid model is unknown")
+    if any(spec.state is None for spec in state_specs):
+        return block_size, None
+    mamba_page = max(spec.state or 0 for spec in state_specs)
+    one_token = attention_specs[0].per_token
+    aligned = KERNEL_BLOCK_ALIGNMENT * cdiv(mamba_page, KERNEL_BLOCK_ALIGNMENT * one_token)
+    if options.block_size is None or options.block_size < aligned:
+        block_size = aligned
+        printed.append(
+            f"Setting attention block size to {aligned} tokens to ensure that attention"
+            " page size is >= mamba page size."
         )
+    if mamba_page > block_size * one_token:
+        block_size = cdiv(mamba_page, one_token)
+    attention_page = block_size * one_token
+    if attention_page != mamba_page:
+        padding = 100 * Fraction(attention_page - mamba_page, mamba_page)
+        printed.append(
+            f"Padding mamba page size by {float(padding):.2f}% to ensure that mamba page size"
+            " and attention page size are exactly equal."
+        )
+    notes.append(
+        f"the state page ({mamba_page:,} B) is padded to the attention page of"
+        f" {block_size} tokens ({attention_page:,} B)"
+    )
+    return block_size, attention_page
 
-    # Hybrid groups: one type per distinct spec; pages unified by larger blocks.
-    known = [p for p in pages if p is not None]
-    if len(known) == len(pages) and len(set(known)) > 1:
-        biggest = max(known)
-        for i, page in enumerate(known):
-            if biggest % page:
-                raise NotCovered("vLLM cannot unify these page sizes (not multiples)")
-            block_sizes[i] = block_size * (biggest // page)
-        pages = tuple(biggest for _ in pages)
-        notes.append("smaller pages get larger blocks so every group's page is the same size")
-    counts = [s.layers for s in specs]
+
+def _unified_pages(
+    pages: tuple[int | None, ...], block_size: int, notes: list[str]
+) -> tuple[tuple[int | None, ...], tuple[int, ...]]:
+    """Hybrid groups share one page size: smaller pages take proportionally larger blocks."""
+    block_sizes = [block_size] * len(pages)
+    known = [page for page in pages if page is not None]
+    if len(known) < len(pages) or len(set(known)) < 2:
+        return pages, tuple(block_sizes)
+    biggest = max(known)
+    for index, page in enumerate(known):
+        if biggest % page:
+            raise NotCovered("vLLM cannot unify these page sizes (not multiples)")
+        block_sizes[index] = block_size * (biggest // page)
+    notes.append("smaller pages get larger blocks so every group's page is the same size")
+    return tuple(biggest for _ in pages), tuple(block_sizes)
+
+
+def _groups(specs: list[_Spec], printed: list[str]) -> tuple[int, tuple[int, ...]]:
+    """Layers per KV cache group and groups per spec (get_kv_cache_groups), padding printed."""
+    counts = [spec.layers for spec in specs]
     group_size = min(counts)
     if max(counts) < group_size * 1.5:
         group_size = max(counts)
-    groups_per_spec = tuple(cdiv(n, group_size) for n in counts)
-    for spec, n_groups in zip(specs, groups_per_spec, strict=True):
-        padding = n_groups * group_size - spec.layers
+    groups_per_spec = tuple(cdiv(layers, group_size) for layers in counts)
+    for spec, groups in zip(specs, groups_per_spec, strict=True):
+        padding = groups * group_size - spec.layers
         if padding:
             printed.append(
                 f"Add {padding} padding layers, may waste at most"
                 f" {padding / spec.layers * 100:.2f}% KV cache memory"
             )
-    return Layout(
-        block_size,
-        tuple(specs),
-        pages,
-        tuple(block_sizes),
-        True,
-        group_size,
-        groups_per_spec,
-        tuple(printed),
-        tuple(notes),
-        version,
-    )
+    return group_size, groups_per_spec
 
 
 def _attention_token_bytes(heads: int | None, g: Attention, elem: int) -> int | None:
@@ -493,9 +584,9 @@ def turboquant_slot_bytes(
     return slot + slot % 2
 
 
-def _blocks(lay: Layout, index: int, tokens: int, max_batched: int) -> int:
+def _blocks(page_layout: Layout, index: int, tokens: int, max_batched: int) -> int:
     """Pages one request of ``tokens`` tokens holds in each layer of spec ``index``."""
-    spec, size = lay.specs[index], lay.block_sizes[index]
+    spec, size = page_layout.specs[index], page_layout.block_sizes[index]
     if spec.type == "state":
         return 1
     if spec.type == "window":
@@ -504,15 +595,19 @@ def _blocks(lay: Layout, index: int, tokens: int, max_batched: int) -> int:
     return cdiv(tokens, size)
 
 
-def request_bytes(lay: Layout, tokens: int, max_batched: int) -> int | None:
+def request_bytes(page_layout: Layout, tokens: int, max_batched: int) -> int | None:
     """vLLM's max_memory_usage for one request of ``tokens`` tokens, padding layers included."""
     total = 0
-    for i, spec in enumerate(lay.specs):
-        page = lay.pages[i]
+    for i, spec in enumerate(page_layout.specs):
+        page = page_layout.pages[i]
         if page is None:
             return None
-        layers = lay.groups_per_spec[i] * lay.group_size if lay.grouped else spec.layers
-        total += layers * _blocks(lay, i, tokens, max_batched) * page
+        layers = (
+            page_layout.groups_per_spec[i] * page_layout.group_size
+            if page_layout.grouped
+            else spec.layers
+        )
+        total += layers * _blocks(page_layout, i, tokens, max_batched) * page
     return total
 
 
@@ -520,14 +615,14 @@ def report(model: Model, context_tokens: int, options: VllmOptions) -> EngineRep
     """The pages vLLM holds for one request of ``context_tokens`` tokens (max_model_len)."""
     if context_tokens < 1:
         raise EngineError("max_model_len must be at least 1")
-    lay = layout(model, options)
-    notes = list(lay.notes)
+    page_layout = layout(model, options)
+    notes = list(page_layout.notes)
     parts: list[Part] = []
-    mnbt = options.max_num_batched_tokens
-    for i, spec in enumerate(lay.specs):
-        page = lay.pages[i]
-        blocks = _blocks(lay, i, context_tokens, mnbt)
-        size = lay.block_sizes[i]
+    max_batched = options.max_num_batched_tokens
+    for i, spec in enumerate(page_layout.specs):
+        page = page_layout.pages[i]
+        blocks = _blocks(page_layout, i, context_tokens, max_batched)
+        size = page_layout.block_sizes[i]
         if spec.type == "state":
             how = f"{spec.layers} layers x 1 page of {_b(page)} ({spec.shape} = {_b(spec.state)}, padded)"
             name = f"state pages, {spec.name}"
@@ -536,13 +631,13 @@ def report(model: Model, context_tokens: int, options: VllmOptions) -> EngineRep
             if spec.type == "window":
                 assert spec.window is not None
                 how = (
-                    f"{spec.layers} layers x (cdiv(min({spec.window:,} - 1 + {mnbt:,},"
+                    f"{spec.layers} layers x (cdiv(min({spec.window:,} - 1 + {max_batched:,},"
                     f" {context_tokens:,}), {size}) + 1 = {blocks:,} blocks) x {size} tokens x {spec.shape}"
                 )
             name = f"pages, {spec.name}"
         parts.append(Part(name, None if page is None else spec.layers * blocks * page, how))
-        if lay.grouped:
-            padding = lay.groups_per_spec[i] * lay.group_size - spec.layers
+        if page_layout.grouped:
+            padding = page_layout.groups_per_spec[i] * page_layout.group_size - spec.layers
             if padding:
                 parts.append(
                     Part(
@@ -552,16 +647,18 @@ def report(model: Model, context_tokens: int, options: VllmOptions) -> EngineRep
                     )
                 )
     full_blocks = [
-        _blocks(lay, i, context_tokens, mnbt) for i, s in enumerate(lay.specs) if s.type == "full"
+        _blocks(page_layout, i, context_tokens, max_batched)
+        for i, s in enumerate(page_layout.specs)
+        if s.type == "full"
     ]
-    if full_blocks and context_tokens % lay.block_size:
+    if full_blocks and context_tokens % page_layout.block_size:
         notes.append(
-            f"{context_tokens:,} tokens fill {full_blocks[0]:,} blocks of {lay.block_size}:"
-            f" {full_blocks[0] * lay.block_size - context_tokens:,} token slots per layer unused"
+            f"{context_tokens:,} tokens fill {full_blocks[0]:,} blocks of {page_layout.block_size}:"
+            f" {full_blocks[0] * page_layout.block_size - context_tokens:,} token slots per layer unused"
         )
-    if any(s.type == "window" for s in lay.specs):
+    if any(s.type == "window" for s in page_layout.specs):
         notes.append(
-            f"window layers keep min(window - 1 + max_num_batched_tokens {mnbt:,}, context) tokens"
+            f"window layers keep min(window - 1 + max_num_batched_tokens {max_batched:,}, context) tokens"
             " plus one block, more than the window the logical figure counts"
         )
     if options.kv_cache_dtype in TURBOQUANT_PRESETS:
@@ -571,24 +668,24 @@ def report(model: Model, context_tokens: int, options: VllmOptions) -> EngineRep
         )
     if options.tensor_parallel_size > 1:
         notes.append(f"figures are per rank of {options.tensor_parallel_size}")
-    era, meaning = token_figure_era(lay.version)
+    era, meaning = token_figure_era(page_layout.version)
     opts = (
         ("kv_cache_dtype", options.kv_cache_dtype),
-        ("block_size", str(lay.block_size)),
-        ("max_num_batched_tokens", str(mnbt)),
+        ("block_size", str(page_layout.block_size)),
+        ("max_num_batched_tokens", str(max_batched)),
         ("tensor_parallel_size", str(options.tensor_parallel_size)),
         ("mamba_ssm_cache_dtype", options.mamba_ssm_cache_dtype),
         ("disable_hybrid_kv_cache_manager", str(options.disable_hybrid_kv_cache_manager).lower()),
     )
     return EngineReport(
         engine=ENGINE,
-        version=".".join(str(p) for p in lay.version),
+        version=".".join(str(p) for p in page_layout.version),
         version_note=f"'GPU KV cache size' era {era}: {meaning}",
         options=opts,
         context_tokens=context_tokens,
         context_meaning="max_model_len: the pages one request of this many tokens holds",
         parts=tuple(parts),
-        printed=lay.printed,
+        printed=page_layout.printed,
         notes=tuple(notes),
     )
 
@@ -606,33 +703,37 @@ def capacity(
     model: Model, options: VllmOptions, available_bytes: int, max_model_len: int
 ) -> Capacity:
     """num_blocks, 'GPU KV cache size' and 'Maximum concurrency' for ``available_bytes``."""
-    lay = layout(model, options)
-    if any(p is None for p in lay.pages):
+    page_layout = layout(model, options)
+    if any(p is None for p in page_layout.pages):
         raise NotCovered("a page size is unknown (a dimension the model file lacks)")
-    pages = [p or 0 for p in lay.pages]
-    mnbt = options.max_num_batched_tokens
-    if lay.grouped:
-        num_blocks = available_bytes // pages[0] // lay.group_size
+    pages = [p or 0 for p in page_layout.pages]
+    max_batched = options.max_num_batched_tokens
+    if page_layout.grouped:
+        num_blocks = available_bytes // pages[0] // page_layout.group_size
         per_request = sum(
-            n * _blocks(lay, i, max_model_len, mnbt) for i, n in enumerate(lay.groups_per_spec)
+            n * _blocks(page_layout, i, max_model_len, max_batched)
+            for i, n in enumerate(page_layout.groups_per_spec)
         )
-        n_groups = sum(lay.groups_per_spec)
+        n_groups = sum(page_layout.groups_per_spec)
     else:
-        page_sum = sum(p * s.layers for p, s in zip(pages, lay.specs, strict=True))
+        page_sum = sum(p * s.layers for p, s in zip(pages, page_layout.specs, strict=True))
         num_blocks = available_bytes // page_sum
-        per_request = max(_blocks(lay, i, max_model_len, mnbt) for i in range(len(lay.specs)))
+        per_request = max(
+            _blocks(page_layout, i, max_model_len, max_batched)
+            for i in range(len(page_layout.specs))
+        )
         n_groups = 1
     concurrency = Fraction(num_blocks, per_request)
-    era, _ = token_figure_era(lay.version)
+    era, _ = token_figure_era(page_layout.version)
     tokens: int | None
     if era == "blocks":
         tokens = None
         lines = [f"# GPU blocks: {num_blocks}"]
     else:
         if era == "blocks-x-size":
-            tokens = num_blocks * lay.block_size
+            tokens = num_blocks * page_layout.block_size
         elif era == "per-group":
-            tokens = num_blocks // n_groups * min(lay.block_sizes)
+            tokens = num_blocks // n_groups * min(page_layout.block_sizes)
         else:
             tokens = int(float(concurrency) * max_model_len)
         lines = [f"GPU KV cache size: {tokens:,} tokens"]
@@ -652,11 +753,11 @@ def needed_gib(model: Model, options: VllmOptions, max_model_len: int) -> str:
 
 def max_model_len(model: Model, options: VllmOptions, available_bytes: int, upper: int) -> int:
     """The largest max_model_len whose request fits ``available_bytes`` (vLLM's binary search)."""
-    lay = layout(model, options)
-    mnbt = options.max_num_batched_tokens
+    page_layout = layout(model, options)
+    max_batched = options.max_num_batched_tokens
 
     def fits(tokens: int) -> bool:
-        needed = request_bytes(lay, tokens, mnbt)
+        needed = request_bytes(page_layout, tokens, max_batched)
         if needed is None:
             raise NotCovered("a page size is unknown (a dimension the model file lacks)")
         return needed <= available_bytes
