@@ -189,161 +189,206 @@ def _type_formula(type_name: str) -> str:
     return f"{block_bytes} B" if block == 1 else f"{block_bytes}/{block} B ({type_name})"
 
 
+class _Layers(NamedTuple):
+    """The layers llama.cpp caches, by the cache that holds them."""
+
+    full: tuple[Attention, ...]
+    windowed: tuple[Attention, ...]
+    latent: tuple[MultiHeadLatent, ...]
+    states: tuple[LeafGroup, ...]  # recurrent state (mamba, linear attention)
+
+
+class _Cells(NamedTuple):
+    """Cells per stream after padding, the streams, and the padding unit."""
+
+    per_stream: int
+    streams: int
+    pad: int
+
+
 def report(model: Model, context_tokens: int, options: LlamaCppOptions) -> EngineReport:
     """What llama.cpp allocates for ``model`` with ``-c context_tokens`` and ``options``."""
-    check_choice("--cache-type-k", options.cache_type_k, CACHE_TYPE_NAMES)
-    check_choice("--cache-type-v", options.cache_type_v, CACHE_TYPE_NAMES)
-    check_choice("--flash-attn", options.flash_attn, FLASH_ATTN)
-    version = check_choice("--engine-version", options.version, VERSIONS)
-    era_key = LATEST if version == "latest" else version
+    era_key = _checked_era(context_tokens, options)
     era = ERAS[era_key]
-    if context_tokens < 1:
-        raise EngineError("llama.cpp needs a context of at least 1 cell")
-    if options.ubatch < 1 or options.parallel < 1:
-        raise EngineError("--ubatch and --parallel must be at least 1")
+    layers = _cached_layers(model, era, era_key, options)
     notes: list[str] = []
-
-    if era.cell_pad == "fa" and options.flash_attn == "auto":
-        raise EngineError(
-            f"in version {era_key} the cell padding depends on flash attention (256 cells with it,"
-            " 32 without): give --flash-attn on or off"
-        )
-    quantized_v = CACHE_TYPES[options.cache_type_v][0] > 1
-    if quantized_v and options.flash_attn == "off":
-        raise EngineError("llama.cpp refuses a quantized V cache without flash attention")
-    v_trans = options.flash_attn == "off"
-
-    leaves = model.leaf_groups()
-    attention = [g for g in leaves if isinstance(g, Attention) and g.layers]
-    mla = [g for g in leaves if isinstance(g, MultiHeadLatent) and g.layers]
-    windowed = [g for g in attention if g.window is not None]
-    full = [g for g in attention if g.window is None]
-    if mla and era.mla == "none":
-        raise NotCovered(
-            f"llama.cpp before the MLA latent cache (version {era_key}) stored decompressed"
-            " per-head K and V for MLA layers; models/ holds only kv_lora_rank and"
-            " qk_rope_head_dim, so that allocation is not covered"
-        )
-    windows = {g.window for g in windowed}
-    if windowed and not full and not mla and not options.swa_full:
-        raise NotCovered(
-            "every attention layer of this model has a sliding window; whether llama.cpp applies"
-            " it depends on the architecture (Mistral 7B v0.1 runs as 'llama' without one), which"
-            " the model file does not say. With --swa-full the figure is the same either way"
-        )
-    if len(windows) > 1 and era.swa_cache != "none" and not options.swa_full:
-        raise NotCovered("llama.cpp keeps one n_swa per model; this model has several windows")
-
-    # Cells: the context, padded, split into streams.
-    parallel = options.parallel
-    pad = {"fa": 256 if options.flash_attn == "on" else 32, "none": 1, "256": 256}[era.cell_pad]
-    n_ctx = pad_to(context_tokens, pad)
-    streams = 1
-    kv_size = n_ctx
-    if era.streams and not options.kv_unified and parallel > 1:
-        streams = parallel
-        if era.cell_pad == "256":
-            kv_size = pad_to(n_ctx // parallel, 256)
-        else:
-            kv_size = n_ctx // parallel
-            notes.append(
-                "per-sequence cells are n_ctx / n_seq in this version; whether they were padded"
-                " again is not established"
-            )
-        if kv_size < 1:
-            raise EngineError(f"-c {context_tokens} gives no cells to each of {parallel} sequences")
-    if kv_size * streams != context_tokens:
-        notes.append(
-            f"-c {context_tokens:,} becomes {kv_size:,} cells x {streams} stream(s)"
-            f" = {kv_size * streams:,} cells ({_pad_reason(era, options, pad)})"
-        )
-
-    caches: list[_Cache] = []
-    base_groups: tuple[LeafGroup, ...] = (*full, *mla)
-    if windowed and era.swa_cache != "none":
-        if options.swa_full:
-            swa_cells = kv_size
-            notes.append("--swa-full: the window layers keep all cells, as full attention does")
-        else:
-            window = next(iter(windows))
-            assert window is not None
-            per = window * (parallel if (options.kv_unified or not era.streams) else 1)
-            wanted = per + options.ubatch
-            if era.swa_cache == "pad-min":
-                swa_cells = pad_to(min(kv_size, wanted), 256)
-            else:
-                swa_cells = min(kv_size, pad_to(wanted, pad))
-            notes.append(
-                f"the {sum(g.layers for g in windowed)} window layers keep {swa_cells:,} cells:"
-                f" n_swa {window:,}{' x ' + str(parallel) + ' sequences' if per != window else ''}"
-                f" + n_ubatch {options.ubatch} ({_swa_rule(era)}); logically they hold"
-                f" min(context, {window:,}) tokens"
-            )
-        caches.append(_Cache("full-attention", kv_size, streams, base_groups))
-        caches.append(_Cache("sliding-window", swa_cells, streams, tuple(windowed)))
-    else:
-        if windowed:
-            notes.append("window layers are cached at full size in this version")
-        caches.append(_Cache("attention", kv_size, streams, (*base_groups, *windowed)))
-
+    cells = _cells(context_tokens, era, options, notes)
+    caches = _caches(layers, cells, era, options, notes)
+    # without flash attention V is stored transposed (v_trans)
+    v_transposed = options.flash_attn == "off"
     parts: list[Part] = []
     printed: list[str] = []
     for cache in caches:
-        cache_parts, line = _cache_parts(cache, era, era_key, options, v_trans, parallel)
+        cache_parts, line = _cache_parts(cache, era, options, v_transposed)
         parts.extend(cache_parts)
         if line:
             printed.append(line)
-
-    state_groups = [g for g in leaves if g.kind in ("linear_attention", "mamba1", "mamba2")]
-    if state_groups:
-        rs_cells = max(1, parallel)
-        for group in state_groups:
-            conv, recurrent = state_split(group)
-            for label, elements in (("R (conv)", conv), ("S (recurrent)", recurrent)):
-                total = None if elements is None else group.layers * rs_cells * elements * 4
-                shown = "?" if elements is None else f"{elements:,}"
-                parts.append(
-                    Part(
-                        f"{label} state, {group.layers} {group.kind} layers (f32)",
-                        total,
-                        f"{group.layers} layers x {rs_cells} cell(s) x {shown} values x 4 B (f32)",
-                    )
-                )
-        notes.append(
-            "llama_memory_recurrent keeps the state in f32, one cell per sequence"
-            f" ({rs_cells}); the logical figure uses the state dtype of the model"
-        )
-
+    parts.extend(_state_parts(layers.states, options.parallel, notes))
     if any(CACHE_TYPES[t][0] > 1 for t in (options.cache_type_k, options.cache_type_v)):
         notes.append(
             "quantized cache types carry one fp16 scale (q4_1, q5_1: scale and min) per 32 values:"
             " q8_0 is 8.5 bits per value, q4_0 and iq4_nl 4.5, q4_1 5, q5_0 5.5, q5_1 6"
         )
-    if mla and era.mla == "kv":
+    if layers.latent and era.mla == "kv":
         notes.append(
             "MLA layers store the latent twice in this version: K = latent + rope, V = latent"
         )
-
-    opts = (
+    stated_options = (
         ("cache_type_k", options.cache_type_k),
         ("cache_type_v", options.cache_type_v),
         ("flash_attn", options.flash_attn),
         ("swa_full", str(options.swa_full).lower()),
         ("ubatch", str(options.ubatch)),
-        ("parallel", str(parallel)),
+        ("parallel", str(options.parallel)),
         ("kv_unified", str(options.kv_unified).lower()),
     )
     return EngineReport(
         engine=ENGINE,
         version=era_key,
         version_note=era.note,
-        options=opts,
+        options=stated_options,
         context_tokens=context_tokens,
         context_meaning="-c / --ctx-size: cells for all sequences together",
         parts=tuple(parts),
         printed=tuple(printed),
         notes=tuple(notes),
     )
+
+
+def _checked_era(context_tokens: int, options: LlamaCppOptions) -> str:
+    """The era the options name, once every option is known and consistent."""
+    check_choice("--cache-type-k", options.cache_type_k, CACHE_TYPE_NAMES)
+    check_choice("--cache-type-v", options.cache_type_v, CACHE_TYPE_NAMES)
+    check_choice("--flash-attn", options.flash_attn, FLASH_ATTN)
+    version = check_choice("--engine-version", options.version, VERSIONS)
+    era_key = LATEST if version == "latest" else version
+    if context_tokens < 1:
+        raise EngineError("llama.cpp needs a context of at least 1 cell")
+    if options.ubatch < 1 or options.parallel < 1:
+        raise EngineError("--ubatch and --parallel must be at least 1")
+    if ERAS[era_key].cell_pad == "fa" and options.flash_attn == "auto":
+        raise EngineError(
+            f"in version {era_key} the cell padding depends on flash attention (256 cells with it,"
+            " 32 without): give --flash-attn on or off"
+        )
+    if CACHE_TYPES[options.cache_type_v][0] > 1 and options.flash_attn == "off":
+        raise EngineError("llama.cpp refuses a quantized V cache without flash attention")
+    return era_key
+
+
+def _cached_layers(model: Model, era: Era, era_key: str, options: LlamaCppOptions) -> _Layers:
+    """The model's layers by cache; layouts this version handles in ways not covered are refused."""
+    leaves = model.leaf_groups()
+    attention = [group for group in leaves if isinstance(group, Attention) and group.layers]
+    latent = tuple(group for group in leaves if isinstance(group, MultiHeadLatent) and group.layers)
+    windowed = tuple(group for group in attention if group.window is not None)
+    full = tuple(group for group in attention if group.window is None)
+    states = tuple(
+        group for group in leaves if group.kind in ("linear_attention", "mamba1", "mamba2")
+    )
+    if latent and era.mla == "none":
+        raise NotCovered(
+            f"llama.cpp before the MLA latent cache (version {era_key}) stored decompressed"
+            " per-head K and V for MLA layers; models/ holds only kv_lora_rank and"
+            " qk_rope_head_dim, so that allocation is not covered"
+        )
+    if windowed and not full and not latent and not options.swa_full:
+        raise NotCovered(
+            "every attention layer of this model has a sliding window; whether llama.cpp applies"
+            " it depends on the architecture (Mistral 7B v0.1 runs as 'llama' without one), which"
+            " the model file does not say. With --swa-full the figure is the same either way"
+        )
+    windows = {group.window for group in windowed}
+    if len(windows) > 1 and era.swa_cache != "none" and not options.swa_full:
+        raise NotCovered("llama.cpp keeps one n_swa per model; this model has several windows")
+    return _Layers(full, windowed, latent, states)
+
+
+def _cells(context_tokens: int, era: Era, options: LlamaCppOptions, notes: list[str]) -> _Cells:
+    """The context, padded, split into one stream per sequence where the version does so."""
+    parallel = options.parallel
+    pad = {"fa": 256 if options.flash_attn == "on" else 32, "none": 1, "256": 256}[era.cell_pad]
+    padded = pad_to(context_tokens, pad)
+    streams = 1
+    per_stream = padded
+    if era.streams and not options.kv_unified and parallel > 1:
+        streams = parallel
+        if era.cell_pad == "256":
+            per_stream = pad_to(padded // parallel, 256)
+        else:
+            per_stream = padded // parallel
+            notes.append(
+                "per-sequence cells are n_ctx / n_seq in this version; whether they were padded"
+                " again is not established"
+            )
+        if per_stream < 1:
+            raise EngineError(f"-c {context_tokens} gives no cells to each of {parallel} sequences")
+    if per_stream * streams != context_tokens:
+        notes.append(
+            f"-c {context_tokens:,} becomes {per_stream:,} cells x {streams} stream(s)"
+            f" = {per_stream * streams:,} cells ({_pad_reason(era, options, pad)})"
+        )
+    return _Cells(per_stream, streams, pad)
+
+
+def _caches(
+    layers: _Layers, cells: _Cells, era: Era, options: LlamaCppOptions, notes: list[str]
+) -> list[_Cache]:
+    """One cache for every attention layer, or a full and a sliding-window cache (iSWA)."""
+    full_groups: tuple[LeafGroup, ...] = (*layers.full, *layers.latent)
+    windowed = layers.windowed
+    if not windowed or era.swa_cache == "none":
+        if windowed:
+            notes.append("window layers are cached at full size in this version")
+        return [_Cache("attention", cells.per_stream, cells.streams, (*full_groups, *windowed))]
+    if options.swa_full:
+        window_cells = cells.per_stream
+        notes.append("--swa-full: the window layers keep all cells, as full attention does")
+    else:
+        window = windowed[0].window
+        assert window is not None
+        parallel = options.parallel
+        per_sequence = window * (parallel if (options.kv_unified or not era.streams) else 1)
+        wanted = per_sequence + options.ubatch
+        if era.swa_cache == "pad-min":
+            window_cells = pad_to(min(cells.per_stream, wanted), 256)
+        else:
+            window_cells = min(cells.per_stream, pad_to(wanted, cells.pad))
+        sequences = f" x {parallel} sequences" if per_sequence != window else ""
+        notes.append(
+            f"the {sum(group.layers for group in windowed)} window layers keep"
+            f" {window_cells:,} cells: n_swa {window:,}{sequences} + n_ubatch {options.ubatch}"
+            f" ({_swa_rule(era)}); logically they hold min(context, {window:,}) tokens"
+        )
+    return [
+        _Cache("full-attention", cells.per_stream, cells.streams, full_groups),
+        _Cache("sliding-window", window_cells, cells.streams, windowed),
+    ]
+
+
+def _state_parts(states: tuple[LeafGroup, ...], parallel: int, notes: list[str]) -> list[Part]:
+    """llama_memory_recurrent: conv and recurrent state in f32, one cell per sequence."""
+    if not states:
+        return []
+    state_cells = max(1, parallel)
+    parts: list[Part] = []
+    for group in states:
+        conv, recurrent = state_split(group)
+        for label, elements in (("R (conv)", conv), ("S (recurrent)", recurrent)):
+            total = None if elements is None else group.layers * state_cells * elements * 4
+            parts.append(
+                Part(
+                    f"{label} state, {group.layers} {group.kind} layers (f32)",
+                    total,
+                    f"{group.layers} layers x {state_cells} cell(s) x {_q(elements)} values x 4 B"
+                    " (f32)",
+                )
+            )
+    notes.append(
+        "llama_memory_recurrent keeps the state in f32, one cell per sequence"
+        f" ({state_cells}); the logical figure uses the state dtype of the model"
+    )
+    return parts
 
 
 def _pad_reason(era: Era, options: LlamaCppOptions, pad: int) -> str:
@@ -360,81 +405,93 @@ def _swa_rule(era: Era) -> str:
     return "min(kv_size, PAD(..., pad))"
 
 
+class _Rows(NamedTuple):
+    """Values per cell of one layer group's K and V rows, and how they are shaped."""
+
+    what: str
+    k_values: int | None
+    v_values: int | None  # 0: no V rows (MLA stores K only in some versions)
+    k_shape: str
+    v_shape: str
+
+
+def _rows(group: LeafGroup, label: str, era: Era) -> _Rows:
+    if isinstance(group, Attention):
+        heads = group.kv_heads
+        return _Rows(
+            f"{group.layers} {label} layers",
+            None if heads is None or group.head_dim is None else heads * group.head_dim,
+            None if heads is None or group.value_dim is None else heads * group.value_dim,
+            f"{_q(heads)} heads x {_q(group.head_dim)}",
+            f"{_q(heads)} heads x {_q(group.value_dim)}",
+        )
+    assert isinstance(group, MultiHeadLatent)
+    latent, rope = group.kv_lora_rank, group.qk_rope_head_dim
+    return _Rows(
+        f"{group.layers} MLA layers",
+        None if latent is None or rope is None else latent + rope,
+        latent if era.mla == "kv" else 0,
+        f"(kv_lora_rank {_q(latent)} + rope {_q(rope)})",
+        f"kv_lora_rank {_q(latent)}",
+    )
+
+
 def _cache_parts(
-    cache: _Cache,
-    era: Era,
-    era_key: str,
-    options: LlamaCppOptions,
-    v_trans: bool,
-    parallel: int,
+    cache: _Cache, era: Era, options: LlamaCppOptions, v_transposed: bool
 ) -> tuple[list[Part], str | None]:
     """The K and V parts of one cache and the size line llama.cpp prints for it."""
     type_k, type_v = options.cache_type_k, options.cache_type_v
-    groups = [g for g in cache.groups if g.layers]
+    groups = [group for group in cache.groups if group.layers]
     if not groups:
         return [], None
-    v_rows: list[int] = []
-    for g in groups:
-        if isinstance(g, Attention):
-            if g.kv_heads is not None and g.value_dim is not None:
-                v_rows.append(g.kv_heads * g.value_dim)
-        elif isinstance(g, MultiHeadLatent) and era.mla == "kv" and g.kv_lora_rank is not None:
-            v_rows.append(g.kv_lora_rank)
-    v_max = max(v_rows) if v_rows else 0
+    rows = [_rows(group, cache.label, era) for group in groups]
+    widest_v = max((row.v_values or 0 for row in rows), default=0)
     cells = cache.cells * cache.streams
+    per_layer = f"{cache.cells:,} cells x {cache.streams} stream(s)"
     parts: list[Part] = []
     k_total: int | None = 0
     v_total: int | None = 0
-    layers = 0
-    for g in groups:
-        layers += g.layers
-        if isinstance(g, Attention):
-            what = f"{g.layers} {cache.label} layers"
-            k_values = None if g.kv_heads is None or g.head_dim is None else g.kv_heads * g.head_dim
+    for group, row in zip(groups, rows, strict=True):
+        v_values, v_shape = row.v_values, row.v_shape
+        if v_transposed and v_values and widest_v > v_values:
             v_values = (
-                None if g.kv_heads is None or g.value_dim is None else g.kv_heads * g.value_dim
+                widest_v  # [TAG_V_CACHE_VARIABLE]: a transposed V is padded to the widest row
             )
-            k_shape = f"{_q(g.kv_heads)} heads x {_q(g.head_dim)}"
-            v_shape = f"{_q(g.kv_heads)} heads x {_q(g.value_dim)}"
-        else:
-            assert isinstance(g, MultiHeadLatent)
-            what = f"{g.layers} MLA layers"
-            latent, rope = g.kv_lora_rank, g.qk_rope_head_dim
-            k_values = None if latent is None or rope is None else latent + rope
-            v_values = latent if era.mla == "kv" else 0
-            k_shape = f"(kv_lora_rank {_q(latent)} + rope {_q(rope)})"
-            v_shape = f"kv_lora_rank {_q(latent)}"
-        if v_trans and v_values and v_max > v_values:
-            v_values = v_max  # [TAG_V_CACHE_VARIABLE]: a transposed V is padded to the widest row
-            v_shape += f" padded to {v_max} (V transposed without flash attention)"
-        k_bytes = None if k_values is None else g.layers * cells * row_bytes(type_k, k_values, "K")
+            v_shape += f" padded to {widest_v} (V transposed without flash attention)"
+        k_bytes = (
+            None
+            if row.k_values is None
+            else group.layers * cells * row_bytes(type_k, row.k_values, "K")
+        )
         parts.append(
             Part(
-                f"K cache, {what} ({type_k})",
+                f"K cache, {row.what} ({type_k})",
                 k_bytes,
-                f"{g.layers} layers x {cache.cells:,} cells x {cache.streams} stream(s) x"
-                f" {k_shape} values x {_type_formula(type_k)}",
+                f"{group.layers} layers x {per_layer} x {row.k_shape} values"
+                f" x {_type_formula(type_k)}",
             )
         )
-        if v_values == 0:
-            v_bytes: int | None = 0
-        else:
+        v_bytes: int | None = 0
+        if v_values != 0:
             v_bytes = (
-                None if v_values is None else g.layers * cells * row_bytes(type_v, v_values, "V")
+                None
+                if v_values is None
+                else group.layers * cells * row_bytes(type_v, v_values, "V")
             )
             parts.append(
                 Part(
-                    f"V cache, {what} ({type_v})",
+                    f"V cache, {row.what} ({type_v})",
                     v_bytes,
-                    f"{g.layers} layers x {cache.cells:,} cells x {cache.streams} stream(s) x"
-                    f" {v_shape} values x {_type_formula(type_v)}",
+                    f"{group.layers} layers x {per_layer} x {v_shape} values"
+                    f" x {_type_formula(type_v)}",
                 )
             )
         k_total = None if k_total is None or k_bytes is None else k_total + k_bytes
         v_total = None if v_total is None or v_bytes is None else v_total + v_bytes
     if k_total is None or v_total is None:
         return parts, None
-    return parts, _size_line(era, cache, layers, k_total, v_total, options, parallel)
+    layers = sum(group.layers for group in groups)
+    return parts, _size_line(era, cache, layers, k_total, v_total, options)
 
 
 def _size_line(
@@ -444,7 +501,6 @@ def _size_line(
     k_bytes: int,
     v_bytes: int,
     options: LlamaCppOptions,
-    parallel: int,
 ) -> str:
     """The size line as llama.cpp formats it in this version."""
     size = mib_as_printed(k_bytes + v_bytes)
@@ -452,7 +508,7 @@ def _size_line(
     tk, tv = options.cache_type_k, options.cache_type_v
     if era.swa_cache == "none":  # before the layer-filtered caches: the KV self size line
         return f"{era.log_prefix}: KV self size  = {size:>7} MiB, K ({tk}): {k_mib:>7} MiB, V ({tv}): {v_mib:>7} MiB"
-    seqs = f"{parallel:2d}/{cache.streams}" if era.streams else f"{parallel:2d}"
+    seqs = f"{options.parallel:2d}/{cache.streams}" if era.streams else f"{options.parallel:2d}"
     return (
         f"{era.log_prefix}: size = {size:>7} MiB ({cache.cells:6d} cells, {layers:3d} layers,"
         f" {seqs} seqs), K ({tk}): {k_mib:>7} MiB, V ({tv}): {v_mib:>7} MiB"
