@@ -52,79 +52,21 @@ def report(model: Model, context_tokens: int, options: SglangOptions) -> EngineR
     check_choice("--engine-version", options.version, VERSIONS)
     if context_tokens < 1 or options.page_size < 1 or options.tp_size < 1:
         raise EngineError("the pool, --page-size and --tp-size must be at least 1")
-    notes: list[str] = []
-    leaves = [g for g in model.leaf_groups() if g.layers]
-    if any(g.kind in ("linear_attention", "mamba1", "mamba2") for g in leaves):
+    leaves = [group for group in model.leaf_groups() if group.layers]
+    if any(group.kind in ("linear_attention", "mamba1", "mamba2") for group in leaves):
         raise NotCovered("SGLang's mamba pools for hybrid models are not covered")
-    attention = [g for g in leaves if isinstance(g, Attention)]
-    mla = [g for g in leaves if isinstance(g, MultiHeadLatent)]
-    if any(g.window is not None for g in attention):
+    attention = [group for group in leaves if isinstance(group, Attention)]
+    latent = [group for group in leaves if isinstance(group, MultiHeadLatent)]
+    if any(group.window is not None for group in attention):
         raise NotCovered("SGLang's sliding-window pool (SWAKVPool) is not covered")
-    if attention and mla:
+    if attention and latent:
         raise NotCovered("a model with both MLA and other attention layers is not covered")
-    if options.kv_cache_dtype == "auto":
-        if model.dtype in ("bf16", "fp16"):
-            elem = 2
-        elif model.dtype == "fp32":
-            elem = 4
-        else:
-            elem = 2
-            notes.append(
-                f"'auto' is the model's dtype; models/{model.id}.yaml gives"
-                f" {model.dtype or 'none'}, so bf16 (2 B) is assumed"
-            )
+    notes: list[str] = []
+    pool = _Pool(context_tokens, options, _element_bytes(model, options, notes))
+    if latent:
+        parts, printed = _latent_pool(latent, pool)
     else:
-        elem = 1
-    rows = context_tokens + options.page_size
-    parts: list[Part] = []
-    printed: list[str] = []
-    if mla:
-        total: int | None = 0
-        for latent in mla:
-            width = (
-                None
-                if latent.kv_lora_rank is None or latent.qk_rope_head_dim is None
-                else (latent.kv_lora_rank + latent.qk_rope_head_dim)
-            )
-            size = None if width is None else latent.layers * rows * width * elem
-            parts.append(
-                Part(
-                    f"KV buffer, {latent.layers} MLA layers",
-                    size,
-                    f"{latent.layers} layers x ({context_tokens:,} + {options.page_size}) rows x"
-                    f" (kv_lora_rank + rope) {width if width is not None else '?'} x {elem} B",
-                )
-            )
-            total = None if total is None or size is None else total + size
-        if total is not None:
-            printed.append(
-                f"KV Cache is allocated. #tokens: {context_tokens}, KV size: {gib_as_printed(total)} GB"
-            )
-    else:
-        k_total: int | None = 0
-        v_total: int | None = 0
-        for g in attention:
-            if g.head_dim != g.value_dim:
-                raise NotCovered("different K and V head sizes in SGLang's pool are not covered")
-            heads = None if g.kv_heads is None else max(1, g.kv_heads // options.tp_size)
-            size = (
-                None
-                if heads is None or g.head_dim is None
-                else g.layers * rows * heads * g.head_dim * elem
-            )
-            how = (
-                f"{g.layers} layers x ({context_tokens:,} + {options.page_size}) rows x"
-                f" {heads if heads is not None else '?'} heads x {g.head_dim} x {elem} B"
-            )
-            parts.append(Part(f"K buffer, {g.layers} attention layers", size, how))
-            parts.append(Part(f"V buffer, {g.layers} attention layers", size, how))
-            k_total = None if k_total is None or size is None else k_total + size
-            v_total = k_total
-        if k_total is not None and v_total is not None:
-            printed.append(
-                f"KV Cache is allocated. #tokens: {context_tokens}, K size:"
-                f" {gib_as_printed(k_total)} GB, V size: {gib_as_printed(v_total)} GB"
-            )
+        parts, printed = _attention_pool(attention, pool)
     notes.append(
         f"one extra page of {options.page_size} row(s) per layer (slot 0 takes dummy writes)"
     )
@@ -145,3 +87,89 @@ def report(model: Model, context_tokens: int, options: SglangOptions) -> EngineR
         printed=tuple(printed),
         notes=tuple(notes),
     )
+
+
+class _Pool(NamedTuple):
+    tokens: int
+    options: SglangOptions
+    element_bytes: int
+
+    @property
+    def rows(self) -> int:
+        """Rows per layer: the pool and one extra page."""
+        return self.tokens + self.options.page_size
+
+    @property
+    def rows_shown(self) -> str:
+        return f"({self.tokens:,} + {self.options.page_size}) rows"
+
+
+def _element_bytes(model: Model, options: SglangOptions, notes: list[str]) -> int:
+    """Bytes per cached value: the model's dtype for 'auto', else one (fp8 variants)."""
+    if options.kv_cache_dtype != "auto":
+        return 1
+    if model.dtype in ("bf16", "fp16"):
+        return 2
+    if model.dtype == "fp32":
+        return 4
+    notes.append(
+        f"'auto' is the model's dtype; models/{model.id}.yaml gives"
+        f" {model.dtype or 'none'}, so bf16 (2 B) is assumed"
+    )
+    return 2
+
+
+def _latent_pool(groups: list[MultiHeadLatent], pool: _Pool) -> tuple[list[Part], list[str]]:
+    """MLATokenToKVPool: one buffer of latent + rope per MLA layer."""
+    parts: list[Part] = []
+    total: int | None = 0
+    for group in groups:
+        width = (
+            None
+            if group.kv_lora_rank is None or group.qk_rope_head_dim is None
+            else group.kv_lora_rank + group.qk_rope_head_dim
+        )
+        size = None if width is None else group.layers * pool.rows * width * pool.element_bytes
+        parts.append(
+            Part(
+                f"KV buffer, {group.layers} MLA layers",
+                size,
+                f"{group.layers} layers x {pool.rows_shown} x (kv_lora_rank + rope)"
+                f" {width if width is not None else '?'} x {pool.element_bytes} B",
+            )
+        )
+        total = None if total is None or size is None else total + size
+    if total is None:
+        return parts, []
+    return parts, [
+        f"KV Cache is allocated. #tokens: {pool.tokens}, KV size: {gib_as_printed(total)} GB"
+    ]
+
+
+def _attention_pool(groups: list[Attention], pool: _Pool) -> tuple[list[Part], list[str]]:
+    """MHATokenToKVPool: a K and a V buffer of the same size per attention layer."""
+    parts: list[Part] = []
+    total: int | None = 0  # of the K buffers, which the V buffers equal
+    for group in groups:
+        if group.head_dim != group.value_dim:
+            raise NotCovered("different K and V head sizes in SGLang's pool are not covered")
+        heads = None if group.kv_heads is None else max(1, group.kv_heads // pool.options.tp_size)
+        size = (
+            None
+            if heads is None or group.head_dim is None
+            else group.layers * pool.rows * heads * group.head_dim * pool.element_bytes
+        )
+        how = (
+            f"{group.layers} layers x {pool.rows_shown} x"
+            f" {heads if heads is not None else '?'} heads x {group.head_dim} x"
+            f" {pool.element_bytes} B"
+        )
+        parts.append(Part(f"K buffer, {group.layers} attention layers", size, how))
+        parts.append(Part(f"V buffer, {group.layers} attention layers", size, how))
+        total = None if total is None or size is None else total + size
+    if total is None:
+        return parts, []
+    buffer = gib_as_printed(total)
+    return parts, [
+        f"KV Cache is allocated. #tokens: {pool.tokens}, K size: {buffer} GB, V size: {buffer} GB"
+    ]
