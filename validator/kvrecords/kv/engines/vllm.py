@@ -616,60 +616,9 @@ def report(model: Model, context_tokens: int, options: VllmOptions) -> EngineRep
     if context_tokens < 1:
         raise EngineError("max_model_len must be at least 1")
     page_layout = layout(model, options)
-    notes = list(page_layout.notes)
-    parts: list[Part] = []
     max_batched = options.max_num_batched_tokens
-    for i, spec in enumerate(page_layout.specs):
-        page = page_layout.pages[i]
-        blocks = _blocks(page_layout, i, context_tokens, max_batched)
-        size = page_layout.block_sizes[i]
-        if spec.type == "state":
-            how = f"{spec.layers} layers x 1 page of {_b(page)} ({spec.shape} = {_b(spec.state)}, padded)"
-            name = f"state pages, {spec.name}"
-        else:
-            how = f"{spec.layers} layers x {blocks:,} blocks of {size} tokens x {spec.shape}"
-            if spec.type == "window":
-                assert spec.window is not None
-                how = (
-                    f"{spec.layers} layers x (cdiv(min({spec.window:,} - 1 + {max_batched:,},"
-                    f" {context_tokens:,}), {size}) + 1 = {blocks:,} blocks) x {size} tokens x {spec.shape}"
-                )
-            name = f"pages, {spec.name}"
-        parts.append(Part(name, None if page is None else spec.layers * blocks * page, how))
-        if page_layout.grouped:
-            padding = page_layout.groups_per_spec[i] * page_layout.group_size - spec.layers
-            if padding:
-                parts.append(
-                    Part(
-                        f"padding layers of the {spec.type} groups",
-                        None if page is None else padding * blocks * page,
-                        f"{padding} empty layers x {blocks:,} pages x {_b(page)}",
-                    )
-                )
-    full_blocks = [
-        _blocks(page_layout, i, context_tokens, max_batched)
-        for i, s in enumerate(page_layout.specs)
-        if s.type == "full"
-    ]
-    if full_blocks and context_tokens % page_layout.block_size:
-        notes.append(
-            f"{context_tokens:,} tokens fill {full_blocks[0]:,} blocks of {page_layout.block_size}:"
-            f" {full_blocks[0] * page_layout.block_size - context_tokens:,} token slots per layer unused"
-        )
-    if any(s.type == "window" for s in page_layout.specs):
-        notes.append(
-            f"window layers keep min(window - 1 + max_num_batched_tokens {max_batched:,}, context) tokens"
-            " plus one block, more than the window the logical figure counts"
-        )
-    if options.kv_cache_dtype in TURBOQUANT_PRESETS:
-        notes.append(
-            "TurboQuant slots follow the stored config.py (2-byte fp16 key norm); PR #38479's"
-            " table lists 2 bytes more per slot for the MSE-key presets"
-        )
-    if options.tensor_parallel_size > 1:
-        notes.append(f"figures are per rank of {options.tensor_parallel_size}")
     era, meaning = token_figure_era(page_layout.version)
-    opts = (
+    stated_options = (
         ("kv_cache_dtype", options.kv_cache_dtype),
         ("block_size", str(page_layout.block_size)),
         ("max_num_batched_tokens", str(max_batched)),
@@ -681,13 +630,81 @@ def report(model: Model, context_tokens: int, options: VllmOptions) -> EngineRep
         engine=ENGINE,
         version=".".join(str(p) for p in page_layout.version),
         version_note=f"'GPU KV cache size' era {era}: {meaning}",
-        options=opts,
+        options=stated_options,
         context_tokens=context_tokens,
         context_meaning="max_model_len: the pages one request of this many tokens holds",
-        parts=tuple(parts),
+        parts=tuple(_request_parts(page_layout, context_tokens, max_batched)),
         printed=page_layout.printed,
-        notes=tuple(notes),
+        notes=(*page_layout.notes, *_request_notes(page_layout, context_tokens, options)),
     )
+
+
+def _request_parts(page_layout: Layout, context_tokens: int, max_batched: int) -> list[Part]:
+    """Each spec's pages for one request, and the padding layers of hybrid groups."""
+    parts: list[Part] = []
+    for index, spec in enumerate(page_layout.specs):
+        page = page_layout.pages[index]
+        blocks = _blocks(page_layout, index, context_tokens, max_batched)
+        size = page_layout.block_sizes[index]
+        if spec.type == "state":
+            how = f"{spec.layers} layers x 1 page of {_b(page)} ({spec.shape} = {_b(spec.state)}, padded)"
+            name = f"state pages, {spec.name}"
+        elif spec.type == "window":
+            assert spec.window is not None
+            how = (
+                f"{spec.layers} layers x (cdiv(min({spec.window:,} - 1 + {max_batched:,},"
+                f" {context_tokens:,}), {size}) + 1 = {blocks:,} blocks) x {size} tokens x {spec.shape}"
+            )
+            name = f"pages, {spec.name}"
+        else:
+            how = f"{spec.layers} layers x {blocks:,} blocks of {size} tokens x {spec.shape}"
+            name = f"pages, {spec.name}"
+        parts.append(Part(name, None if page is None else spec.layers * blocks * page, how))
+        padding = (
+            page_layout.groups_per_spec[index] * page_layout.group_size - spec.layers
+            if page_layout.grouped
+            else 0
+        )
+        if padding:
+            parts.append(
+                Part(
+                    f"padding layers of the {spec.type} groups",
+                    None if page is None else padding * blocks * page,
+                    f"{padding} empty layers x {blocks:,} pages x {_b(page)}",
+                )
+            )
+    return parts
+
+
+def _request_notes(page_layout: Layout, context_tokens: int, options: VllmOptions) -> list[str]:
+    """Why one request's pages differ from the logical figure."""
+    notes: list[str] = []
+    max_batched = options.max_num_batched_tokens
+    full_blocks = [
+        _blocks(page_layout, index, context_tokens, max_batched)
+        for index, spec in enumerate(page_layout.specs)
+        if spec.type == "full"
+    ]
+    if full_blocks and context_tokens % page_layout.block_size:
+        unused = full_blocks[0] * page_layout.block_size - context_tokens
+        notes.append(
+            f"{context_tokens:,} tokens fill {full_blocks[0]:,} blocks of {page_layout.block_size}:"
+            f" {unused:,} token slots per layer unused"
+        )
+    if any(spec.type == "window" for spec in page_layout.specs):
+        notes.append(
+            "window layers keep min(window - 1 + max_num_batched_tokens"
+            f" {max_batched:,}, context) tokens plus one block, more than the window the logical"
+            " figure counts"
+        )
+    if options.kv_cache_dtype in TURBOQUANT_PRESETS:
+        notes.append(
+            "TurboQuant slots follow the stored config.py (2-byte fp16 key norm); PR #38479's"
+            " table lists 2 bytes more per slot for the MSE-key presets"
+        )
+    if options.tensor_parallel_size > 1:
+        notes.append(f"figures are per rank of {options.tensor_parallel_size}")
+    return notes
 
 
 class Capacity(NamedTuple):
