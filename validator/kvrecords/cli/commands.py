@@ -17,7 +17,7 @@ import click
 from kvrecords.cli.common import dataset_root as _root
 from kvrecords.cli.common import fail as _fail
 from kvrecords.cli.common import run_validate
-from kvrecords.runner.reporters import counted
+from kvrecords.runner.reporters import counted, problem_line
 
 FORMATS = ("text", "json", "github")
 # arithmetic.LAYER_BASES, repeated here so that the command line starts without the library
@@ -615,9 +615,7 @@ def fmt(paths: tuple[Path, ...], check: bool) -> None:
         except FormatRefused as error:
             refused = True
             for problem in error.problems:
-                click.echo(
-                    f"{problem.path}:{problem.line}:{problem.column}: {problem.code} {problem.message}"
-                )
+                click.echo(problem_line(problem))
         except ValueError as error:
             refused = True
             click.echo(f"{display}: not formatted: {error}")

@@ -26,12 +26,16 @@ def _summary(problems: Sequence[Problem], files_checked: int) -> str:
     )
 
 
+def problem_line(problem: Problem) -> str:
+    """``path:line:column: CODE message``, marked when it is a warning: the one text form."""
+    warning = " [warning]" if problem.severity == "warning" else ""
+    return (
+        f"{problem.path}:{problem.line}:{problem.column}: {problem.code} {problem.message}{warning}"
+    )
+
+
 def text(problems: Sequence[Problem], files_checked: int) -> str:
-    lines = [
-        f"{p.path}:{p.line}:{p.column}: {p.code} {p.message}"
-        + (" [warning]" if p.severity == "warning" else "")
-        for p in problems
-    ]
+    lines = [problem_line(problem) for problem in problems]
     return "\n".join([*lines, _summary(problems, files_checked)])
 
 

@@ -62,7 +62,7 @@ from kvrecords.kv.units import (
     format_in_unit,
 )
 from kvrecords.problems import Problem, Rule
-from kvrecords.runner.reporters import counted
+from kvrecords.runner.reporters import counted, problem_line
 
 INDENT = "  "
 
@@ -105,11 +105,7 @@ def explain_lines(record: RecordContext, catalog: HardwareCatalog) -> list[str]:
 
 
 def _problem_lines(problems: list[Problem]) -> list[str]:
-    return [
-        f"{INDENT}{p.path}:{p.line}:{p.column}: {p.code} {p.message}"
-        + (" [warning]" if p.severity == "warning" else "")
-        for p in problems
-    ]
+    return [INDENT + problem_line(problem) for problem in problems]
 
 
 def _record_context(root: Path, document: Document) -> RecordContext | str:
