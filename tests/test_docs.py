@@ -7,6 +7,7 @@ from pathlib import Path
 
 from conftest import REPO, run_cli
 from kvrecords.runner.validate import validate
+from kvrecords.tools.coverage import coverage_markdown
 
 
 def with_docs(dataset: Path) -> Path:
@@ -26,7 +27,8 @@ def test_drift_shows_the_diff_and_the_command_that_fixes_it(dataset: Path) -> No
     done = run_cli("docs", "--check", cwd=root)
     assert done.returncode == 1
     assert "\n-| [vllm-qwen38-27b-apc-150k-rtx5090]" in done.stdout
-    assert done.stdout.count("run make docs (or kvrecords docs) and commit it") == 2
+    # the dataset table and the coverage page both lose the record
+    assert done.stdout.count("run make docs (or kvrecords docs) and commit it") == 3
     assert "docs/rules.md is missing: run make docs" in done.stdout
     assert "docs/dataset.md is out of date: run make docs" in done.stdout
 
@@ -38,7 +40,8 @@ def test_docs_writes_only_the_pages_that_changed(dataset: Path) -> None:
     done = run_cli("docs", cwd=root)
     assert (done.returncode, done.stdout) == (
         0,
-        "wrote docs/dataset.md; add it to the commit: git add docs\n",
+        "wrote docs/dataset.md; add it to the commit: git add docs\n"
+        "wrote docs/coverage.md; add it to the commit: git add docs\n",
     )
     assert (root / "docs/rules.md").stat().st_mtime_ns == rules
     assert "vllm-qwen38-27b-apc-150k-rtx5090" not in (root / "docs/dataset.md").read_text()
@@ -74,3 +77,28 @@ def test_the_two_run_example_in_contributing_validates(dataset: Path) -> None:
     seed.write_text(record.replace("stated: 2.4x", "stated: 2.5x"), encoding="utf-8")
     (problem,) = validate(dataset, [seed]).problems
     assert (problem.code, problem.message) == ("KV402", "speedup is 2.5x; 15,900 / 6,650 = 2.391x")
+
+
+def test_coverage_counts_each_record_once_per_technique_and_engine(empty_dataset: Path) -> None:
+    seed = (REPO / "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml").read_text()
+    folder = empty_dataset / "records/kv-efficiency"
+    (folder / "vllm-qwen38-27b-apc-150k-rtx5090.yaml").write_text(seed)
+    # the same measurements said to come from SGLang: a second record, on another engine
+    copy = seed.replace("vllm-qwen38-27b-apc-150k-rtx5090", "sglang-copy").replace(
+        "    name: vllm\n", "    name: sglang\n"
+    )
+    (folder / "sglang-copy.yaml").write_text(copy)
+    page = coverage_markdown(empty_dataset)
+    engines, hardware = page.split("## Technique x hardware class")
+    # the seed's cold run is the baseline; its warm run uses the record's two techniques
+    assert "| technique | records | sglang | vllm |" in engines
+    assert "| prefix_caching | 2 | 1 | 1 |" in engines
+    assert "| hybrid_linear_attention | 2 | 1 | 1 |" in engines
+    assert "| baseline | 2 | 1 | 1 |" in engines
+    assert "| mla | none yet |  |  |" in engines
+    assert "| prefix_caching | 2 | 2 |" in hardware  # both on the one rtx-5090 class
+    assert "How many of the 2 records" in page
+    assert (
+        "Techniques with no record yet: radix_reuse, cache_aware_routing, kv_quantization, mla,"
+        in page
+    )

@@ -1,4 +1,5 @@
-"""The generated pages of docs/: the check codes, the metric vocabulary and the dataset table.
+"""The generated pages of docs/: the check codes, the metric vocabulary, the dataset table and
+its coverage.
 
 ``kvrecords docs`` writes them, the ``kvrecords-docs`` pre-commit hook runs it on every commit
 that changes the data or the validator, and CI runs ``kvrecords docs --check`` for drift.
@@ -14,6 +15,7 @@ from kvrecords.dataset.atomic import write_atomically
 RULES_PAGE = "docs/rules.md"
 METRICS_PAGE = "docs/metrics.md"
 DATASET_PAGE = "docs/dataset.md"
+COVERAGE_PAGE = "docs/coverage.md"
 # What brings a stale page up to date; every drift message says it.
 FIX = "make docs (or kvrecords docs)"
 
@@ -22,12 +24,14 @@ def generated_pages(root: Path) -> dict[str, str]:
     """Each generated page's path (relative to the dataset root) and its text."""
     from kvrecords.checks.registry import markdown
     from kvrecords.kv.metrics import markdown as metrics_markdown
+    from kvrecords.tools.coverage import coverage_markdown
     from kvrecords.tools.export import rows, to_markdown
 
     return {
         RULES_PAGE: markdown(),
         METRICS_PAGE: metrics_markdown(),
         DATASET_PAGE: to_markdown(rows(root)),
+        COVERAGE_PAGE: coverage_markdown(root),
     }
 
 
