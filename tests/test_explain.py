@@ -16,28 +16,29 @@ SEED = RECORDS / "vllm-qwen38-27b-apc-150k-rtx5090.yaml"
 
 def test_each_assumption_is_stated_once_and_named_by_the_checks_resting_on_it() -> None:
     text = explain_record(REPO, SEED)
-    # The seed states no weights precision, so KV701 (fit) takes 4 bits; its parameter count
-    # is read off the name '27B', which KV701, KV703 and both KV704 fit claims use.
-    assert "Weights: not stated\n" in text
-    assert text.count("4 bits assumed") == 1
-    assert text.count("parameter count read off the name") == 1
-    assert "\n  [1] parameter count read off the name ('27B (from the model name)')\n" in text
-    assert "\n  [2] weights precision not stated, 4 bits assumed\n" in text
+    # The seed's weights are "a quantized 27B": the likely reading takes int4, the favourable
+    # one the fewest bits vLLM runs; its parameter count is read off the name '27B', which
+    # the fit, the prefill ceiling and both fit claims use.
+    assert "Weights: 'quantized' -> quantized (" in text
+    assert text.count("read off the name") == 1
+    assert "\n  [1] 27B read off the name (models/qwen3-8-27b: from_name), not 26.5B\n" in text
+    assert "\n  [2] weights precision quantized, width not stated: int4 taken as likely" in text
     plausibility = text.split("\nPlausibility\n")[1].split("\nAssumptions")[0].splitlines()
-    assert [line.split(":")[0].strip() for line in plausibility] == [
-        "KV701 fit",
-        "KV703 prefill context / TTFT",
+    assert [line.split(": favourable")[0].strip() for line in plausibility] == [
+        "KV701 run 'cold': fit",
+        "KV701 run 'four-days-mixed': fit",
+        "KV703 run 'cold': prefill context / TTFT",
         "KV704 fit claim [0] (fits)",
         "KV704 fit claim [1] (does not fit)",
     ]
     assert all("(assumes [1]" in line for line in plausibility)
-    assert "(assumes [1], [2], [3])" in plausibility[0]
+    assert all("favourable: " in line and "; likely: " in line for line in plausibility)
     assert "assumes:" not in text
 
 
 def test_no_assumption_is_stated_where_no_check_uses_it() -> None:
-    # No accelerator stated: no hardware check runs, so the 4-bit weights are never assumed.
-    text = explain_record(REPO, RECORDS / "sglang-hicache-qwen3-coder-480b-3fs-25k.yaml")
+    # No accelerator stated: no hardware check runs, so nothing is assumed.
+    text = explain_record(REPO, RECORDS / "kivi-2bit-kv-llama2.yaml")
     assert "Hardware: not stated\n" in text
     assert "Weights: not stated\n" in text
     assert "Assumptions: none" in text

@@ -16,21 +16,20 @@ from kvrecords.checks.context import RecordContext
 from kvrecords.checks.hardware import HardwareCatalog
 from kvrecords.checks.plausibility import (
     Evaluation,
-    Setup,
+    Inputs,
+    RunSetup,
+    all_evaluations,
     attention_flops_per_token,
-    evaluate_decode,
     evaluate_fit,
     evaluate_fit_claims,
-    evaluate_prefill,
     hardware_index,
-    setup_of,
-    speculation,
+    run_setups,
 )
-from kvrecords.dataset.document import Document, parse_document, read_document
+from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.models import load_model_file
 from kvrecords.kv.geometry import Attention, Model
 from kvrecords.kv.hardware import hardware_from_data
-from kvrecords.kv.weights import weight_format
+from kvrecords.kv.weights import BF16, readings, weight_format
 from kvrecords.runner.validate import validate
 from kvrecords.tools.explain import explain_record
 
@@ -45,13 +44,24 @@ def hardware(hardware_id: str) -> object:
     return state.hardware
 
 
-def context_of(root: Path, record: Path) -> tuple[RecordContext, Setup]:
+def context_of(root: Path, record: Path) -> tuple[RecordContext, Inputs]:
     document = read_document(root / record, record.as_posix())
     assert isinstance(document, Document)
     model_id = document.data["model"]
     model = load_model_file(root / "models" / f"{model_id}.yaml")
     ctx = RecordContext(document, model, f"models/{model_id}")
-    return ctx, setup_of(ctx, hardware_index(document.data, HardwareCatalog(root)))
+    return ctx, Inputs(hardware_index(document.data, HardwareCatalog(root)))
+
+
+def evaluations_of(root: Path, record: Path) -> dict[str, Evaluation]:
+    """Every evaluation of a record by its check's name."""
+    ctx, inputs = context_of(root, record)
+    return {evaluation.check: evaluation for evaluation in all_evaluations(ctx, inputs)}
+
+
+def setups_of(root: Path, record: Path) -> list[RunSetup]:
+    ctx, inputs = context_of(root, record)
+    return run_setups(ctx, inputs)
 
 
 def edit(path: Path, old: str, new: str) -> None:
@@ -145,15 +155,19 @@ def test_hardware_from_data_without_memory_size() -> None:
         ("GPTQ-Int4", 4),
         ("AutoRound INT4", 4),
         ("nvfp4", Fraction(9, 2)),  # 4 + one fp8 scale per 16 values
-        ("MXFP4 (gpt-oss native)", Fraction(17, 4)),  # 4 + one 8-bit scale per 32
+        ("MXFP4", Fraction(17, 4)),  # 4 + one 8-bit scale per 32
         ("q8_0", Fraction(17, 2)),  # 34 bytes per 32 weights
         ("Q4_K_M", Fraction(9, 2)),  # lowest tensor type Q4_K: 144 bytes per 256
         ("Q4_K_XL", Fraction(17, 4)),  # dynamic mix, lowest taken as IQ4_XS: 136 / 256
         ("Unsloth Dynamic UD-Q4_K_XL", Fraction(17, 4)),
-        ("q2 GGUF (ds4flash.gguf, ~91 GiB)", Fraction(33, 16)),  # IQ2_XXS: 66 bytes per 256
+        ("q2 GGUF", Fraction(33, 16)),  # IQ2_XXS: 66 bytes per 256
         ("Q6_K", Fraction(105, 16)),  # 210 bytes per 256
         ("4.65bpw exl2", Fraction(93, 20)),
         ("4-bit", 4),
+        ("W4A16", 4),
+        ("16-bit", 16),
+        ("BF-16", 16),
+        ("IQ1_S", Fraction(25, 16)),  # 50 bytes per 256
     ],
 )
 def test_weight_precision_bits(stated: str, bits: Fraction | int) -> None:
@@ -161,9 +175,40 @@ def test_weight_precision_bits(stated: str, bits: Fraction | int) -> None:
     assert found is not None and found.bits == bits
 
 
-@pytest.mark.parametrize("stated", ["", "something else", "dynamic"])
+@pytest.mark.parametrize(
+    "stated",
+    [
+        "",
+        "something else",
+        "dynamic",
+        "BF16 weights, FP8 KV",
+        "MXFP4 (gpt-oss native)",
+        "16 bit-ish",
+    ],
+)
 def test_unknown_weight_precision(stated: str) -> None:
     assert weight_format(stated) is None
+
+
+@pytest.mark.parametrize(
+    "stated", ["non-quantized", "unquantized", "full precision", "native", "Non-Quantised"]
+)
+def test_native_weights_are_the_models_own_dtype(stated: str) -> None:
+    native = weight_format(stated)
+    assert native is not None
+    # a bf16 model: 16 bits on both readings; a model of unstated dtype: fp8 at the fewest
+    assert readings(native, "bf16", "vllm") == (BF16, BF16, None)
+    unknown = readings(native, None, "vllm")
+    assert (unknown.favourable.bits, unknown.likely.bits) == (8, 16) and unknown.assumption
+
+
+def test_unstated_weights_take_the_fewest_bits_the_engine_runs() -> None:
+    # vLLM and llama.cpp load GGUF down to IQ1_S (50 bytes per 256 weights = 1.5625 bits)
+    assert readings(None, "bf16", "vllm").favourable.bits == Fraction(25, 16)
+    assert readings(None, "bf16", "llama.cpp").likely.name == "Q4_K_M"
+    # TensorRT-LLM's lowest is int4; an engine the table does not know may run anything
+    assert readings(None, "bf16", "tensorrt-llm").favourable.bits == 4
+    assert readings(None, None, "some-new-engine").favourable.bits == Fraction(25, 16)
 
 
 def test_compute_types_follow_the_weights() -> None:
@@ -175,92 +220,112 @@ def test_compute_types_follow_the_weights() -> None:
 
 # ---- formulas on the seed ---------------------------------------------------------------------
 
-
-def test_seed_fit_with_assumed_weights() -> None:
-    ctx, setup = context_of(REPO, SEED)
-    fit = evaluate_fit(ctx, setup)
-    # 27e9 params x 4 bits / 8 = 13,500,000,000 B; KV 65,536 x 150,000 = 9,830,400,000 B
-    assert fit.value == 13_500_000_000 + 9_830_400_000
-    # one RTX 5090: 31.84 GiB usable
-    assert fit.limit == Fraction(3184, 100) * GIB
-    # 23,330,400,000 / 34,187,939,676.16 = 68%
-    assert fit.checked and not fit.violated and "is 68% of 1 x 31.84 GiB" in fit.margin()
-    # weights unstated, 27B from the name, KV dtype assumed: a violation would only warn
-    assert fit.severity == "warning"
+LIMIT_5090 = Fraction(3184, 100) * GIB  # one RTX 5090: 31.84 GiB = 34,187,939,676.16 B
 
 
-def test_seed_fit_claims_both_evaluated() -> None:
-    ctx, setup = context_of(REPO, SEED)
-    fits, does_not_fit = evaluate_fit_claims(ctx, setup)
-    limit = Fraction(3184, 100) * GIB  # 34,187,939,676.16 B
-    # "9.16 GiB of KV fits one 32 GB RTX 5090 beside a quantized 27B" (int4 assumed):
-    # 13,500,000,000 + 9,830,400,000 = 23,330,400,000 B <= limit
-    assert (fits.value, fits.limit, fits.expect_within) == (23_330_400_000, limit, True)
-    assert fits.within and not fits.violated
-    # "a full 64-layer GQA-4 cache ... 36.6 GiB, which would not":
-    # 13,500,000,000 + 262,144 x 150,000 = 13,500,000,000 + 39,321,600,000 = 52,821,600,000 B
-    assert (does_not_fit.value, does_not_fit.expect_within) == (52_821_600_000, False)
-    assert not does_not_fit.within and not does_not_fit.violated
-    # the KV alone, 39,321,600,000 B = 36.62 GiB, is above 31.84 GiB whatever the weights
-    assert limit < 39_321_600_000
-    assert fits.severity == does_not_fit.severity == "warning"  # int4 is an assumption
+def test_seed_fit_on_both_readings() -> None:
+    fit = evaluations_of(REPO, SEED)["run 'cold': fit"]
+    assert fit.favourable is not None and fit.likely is not None
+    # favourable: 27B read off the name is at least 26.5e9; "quantized" with vLLM is at least
+    # IQ1_S, 1.5625 bits: 26.5e9 x 1.5625 / 8 = 5,175,781,250 B; the KV dtype is not stated,
+    # vLLM's smallest is fp8: 16 layers x 4 x (256 + 256) x 1 B x 150,000 = 4,915,200,000 B
+    assert fit.favourable.value == 5_175_781_250 + 4_915_200_000
+    # likely: 27e9 x 4 bits / 8 = 13,500,000,000 B + bf16 KV 9,830,400,000 B = 68% of the card
+    assert fit.likely.value == 13_500_000_000 + 9_830_400_000
+    assert fit.favourable.limit == fit.likely.limit == LIMIT_5090
+    assert fit.checked and not fit.violated and "is 68% of 1 x 31.84 GiB" in fit.likely.margin()
 
 
-def test_seed_prefill_ceiling() -> None:
-    ctx, setup = context_of(REPO, SEED)
-    (from_ttft,) = evaluate_prefill(ctx, setup)  # the seed's runs measure no prefill rate
+def test_seed_fit_claims_on_the_reading_that_favours_each() -> None:
+    ctx, inputs = context_of(REPO, SEED)
+    fits, does_not_fit = evaluate_fit_claims(ctx, inputs)
+    assert fits.favourable is not None and fits.likely is not None
+    assert does_not_fit.favourable is not None and does_not_fit.likely is not None
+    # "fits ... beside a quantized 27B": fewest bytes, 26.5e9 x 1.5625 / 8 = 5,175,781,250 B
+    # + 9,830,400,000 B; likely int4: 13,500,000,000 + 9,830,400,000 = 23,330,400,000 B
+    assert fits.favourable.value == 5_175_781_250 + 9_830_400_000
+    assert fits.likely.value == 23_330_400_000 and fits.expect_within
+    # "36.6 GiB, which would not": most bytes, 27.5e9 x 16 bits / 8 = 55,000,000,000 B
+    # + 262,144 x 150,000 = 39,321,600,000 B; likely 13,500,000,000 + 39,321,600,000
+    assert does_not_fit.favourable.value == 55_000_000_000 + 39_321_600_000
+    assert does_not_fit.likely.value == 52_821_600_000 and not does_not_fit.expect_within
+    assert not fits.violated and not does_not_fit.violated
+
+
+def test_seed_prefill_ceiling_on_both_readings() -> None:
+    prefill = evaluations_of(REPO, SEED)["run 'cold': prefill context / TTFT"]
+    assert prefill.favourable is not None and prefill.likely is not None
     # 150,000 tokens / 53.2 s = 2,819.55 tok/s
-    assert from_ttft.value == Fraction(150_000_000, 53_200)
-    # 2 x 27e9 + 2 x 16 layers x 4 kv heads x (256 + 256) x 150,000/2
-    # = 54,000,000,000 + 4,915,200,000 = 58,915,200,000 FLOP/token;
-    # weights not stated, so the most generous peak on the card: fp4 1,676 TFLOP/s
-    assert from_ttft.limit == Fraction(1676 * 10**12, 58_915_200_000)  # 28,447.6 tok/s
-    assert "is 9.9% of the 28,448 tok/s ceiling" in from_ttft.margin()
-    assert not from_ttft.violated and from_ttft.severity == "warning"  # fp4 rated low, 27B by name
+    assert prefill.favourable.value == Fraction(150_000_000, 53_200)
+    # attention: 2 x 16 layers x 4 kv heads (no query heads stated) x (256 + 256) x 75,000
+    # = 4,915,200,000 FLOP/token. Favourable: 2 x 26.5e9 + that = 57,915,200,000 against the
+    # most generous peak on the card, fp4 1,676 TFLOP/s
+    assert prefill.favourable.limit == Fraction(1676 * 10**12, 57_915_200_000)
+    # likely: int4 weights run in bf16, 209.5 TFLOP/s / (54e9 + 4,915,200,000) = 3,555.9 tok/s
+    assert prefill.likely.limit == Fraction(2095 * 10**11, 58_915_200_000)
+    # the fp4 peak is rated low: even a violation of the favourable bound would only warn
+    assert not prefill.violated and prefill.unfirm and prefill.severity == "warning"
 
 
-@pytest.mark.parametrize(("tps", "violated"), [(60, False), (100, True)])
-def test_one_rtx_5090_decode_roofline(tmp_path: Path, tps: int, violated: bool) -> None:
-    root = copy_dataset(tmp_path / "d")
-    edit(root / SEED, "measured_tps_at_ctx: null", f"measured_tps_at_ctx: {tps}")
-    ctx, setup = context_of(root, SEED)
-    decode = evaluate_decode(ctx, setup)[0]
-    # 1,792e9 B/s / (27e9 x 4 / 8 + 9,830,400,000) = 1,792e9 / 23,330,400,000 = 76.81 tok/s
-    assert decode.limit == Fraction(1792 * 10**9, 23_330_400_000)
-    assert decode.violated is violated
-    assert decode.severity == "warning"  # concurrency and weights not stated, 27B from the name
-
-
-def fixture_record(tmp_path: Path, case: str) -> tuple[RecordContext, Setup]:
-    """A fixture's record (tests/cases/<code>/<outcome>/<slug>) over a copy of the dataset."""
+def fixture(tmp_path: Path, case: str) -> dict[str, Evaluation]:
+    """The evaluations of a fixture's record (tests/cases/<code>/<outcome>/<slug>)."""
     folder = REPO / "tests" / "cases" / case
     record = Path("records/kv-efficiency") / f"{folder.name}.yaml"
     root = copy_dataset(tmp_path / "d", with_records=False)
     (root / record).write_text((folder / record).read_text())
-    return context_of(root, record)
+    return evaluations_of(root, record)
 
 
-def test_decode_batch_shares_the_weights(tmp_path: Path) -> None:
-    # llama-3.1-8b bf16 on one RTX 4090, 4,096 tokens, 8 sequences, 300 tok/s:
-    # weights 8e9 x 2 = 16e9 B; KV 131,072 B/token x 4,096 = 536,870,912 B per sequence
-    # per sequence <= 1,008e9 / (16e9 + 8 x 536,870,912) = 1,008e9 / 20,294,967,296 = 49.67
-    # aggregate <= 8 x that = 397.3 tok/s: the record does not say, so 300 reads as aggregate
-    ctx, setup = fixture_record(tmp_path, "KV702/pass/aggregate-lenient-reading")
-    decode = evaluate_decode(ctx, setup)[1]
-    assert decode.limit == Fraction(8 * 1008 * 10**9, 16 * 10**9 + 8 * 536_870_912)
-    assert "aggregate over 8 sequences (the record does not say; the lenient reading)" in (
-        decode.subject
-    )
-    assert decode.checked and not decode.violated and decode.severity == "error"
+BF16_8B = 16 * 10**9  # llama-3.1-8b: 8e9 x 2 B
+KV_8B_4K = 131_072 * 4096  # 536,870,912 B at 4,096 tokens in bf16
 
 
-def test_speculative_decoding_multiplies_the_roofline(tmp_path: Path) -> None:
-    ctx, setup = fixture_record(tmp_path, "KV702/pass/speculative-decoding")
-    assert speculation(ctx) == (4, "speculative decoding, up to 4 tokens per step")
-    decode = evaluate_decode(ctx, setup)[0]
-    # 4 tokens per step x 1,008e9 / (16e9 + 536,870,912) = 243.8 tok/s >= 150
-    assert decode.limit == Fraction(4 * 1008 * 10**9, 16 * 10**9 + 536_870_912)
+def test_a_decode_rate_twice_the_favourable_roofline_fails_without_strict(tmp_path: Path) -> None:
+    decode = fixture(tmp_path, "KV702/fail/twice-the-favourable-roofline")[
+        "run 'one': decode decode_tokens_per_s"
+    ]
+    # everything stated: 1,008e9 / (16e9 + 536,870,912) = 61.0 tok/s on both readings; 130 is 213%
+    assert decode.limit == Fraction(1008 * 10**9, BF16_8B + KV_8B_4K)
+    assert decode.impossible and decode.severity == "error"
+
+
+def test_a_per_sequence_rate_under_concurrency_is_an_aggregate_at_best(tmp_path: Path) -> None:
+    decode = fixture(tmp_path, "KV702/fail/unscoped-rate-under-concurrency-warns")[
+        "run 'one': decode decode_tokens_per_s"
+    ]
+    assert decode.favourable is not None and decode.likely is not None
+    # 8 sequences share one read of the weights: aggregate <= 8 x 1,008e9 / (16e9 + 8 x KV)
+    # = 397.3 tok/s, which 300 is within; as one of the 8 sequences, 49.67 tok/s, which it is not
+    assert decode.favourable.limit == Fraction(8 * 1008 * 10**9, BF16_8B + 8 * KV_8B_4K)
+    assert decode.likely.limit == Fraction(1008 * 10**9, BF16_8B + 8 * KV_8B_4K)
+    assert decode.violated and not decode.impossible and decode.severity == "warning"
+
+
+def test_speculative_decoding_pays_for_its_draft(tmp_path: Path) -> None:
+    decode = fixture(tmp_path, "KV702/pass/speculative-decoding-field")[
+        "run 'one': decode decode_tokens_per_s"
+    ]
+    assert decode.favourable is not None
+    # eagle3 drafting 3: at most 4 tokens a step, 4 x 1,008e9 / (16e9 + draft + KV) <= 246.7
+    assert decode.favourable.limit <= Fraction(4 * 1008 * 10**9, BF16_8B + KV_8B_4K)
     assert not decode.violated
+
+
+def test_a_thousand_drafted_tokens_do_not_buy_a_thousandfold(tmp_path: Path) -> None:
+    decode = fixture(tmp_path, "KV702/fail/thousand-draft-tokens")[
+        "run 'one': decode decode_tokens_per_s"
+    ]
+    # no token costs less than 2 x 8e9 FLOP: 330.3 TFLOP/s / 16e9 = 20,643.75 tok/s at most
+    assert decode.limit is not None and decode.limit <= Fraction(3303 * 10**11, 16 * 10**9)
+    assert decode.impossible and decode.severity == "error"
+
+
+def test_kv_offload_exempts_the_kv_not_the_weights(tmp_path: Path) -> None:
+    fit = fixture(tmp_path, "KV701/fail/bf16-405b-one-h100-kv-offload")["run 'one': fit"]
+    # 405e9 x 2 B = 810,000,000,000 B of weights on one 79.65 GiB H100, KV not counted
+    assert fit.value == 810 * 10**9
+    assert fit.limit == Fraction(7965, 100) * GIB
+    assert fit.impossible and fit.severity == "error"
 
 
 def test_attention_flops_with_a_window() -> None:
@@ -268,14 +333,14 @@ def test_attention_flops_with_a_window() -> None:
     # full: 2 x 1 x 1 x (4 + 4) x 8/2 = 64
     # window: average attended = 4 x (2 x 8 - 4) / (2 x 8) = 3; 2 x 2 x 1 x 8 x 3 = 96
     model = Model("m", "M", 3, (Attention(1, 1, 4), Attention(2, 1, 4, window=4)))
-    document = parse_document(b"{}\n", "r.yaml")
-    assert isinstance(document, Document)
-    ctx = RecordContext(document, model, "models/m")
-    flops, text = attention_flops_per_token(ctx, 8)
+    flops, text = attention_flops_per_token(model, Fraction(8))
     assert flops == 64 + 96
     assert text.startswith("2 x 1 layers x 1 heads x (4 + 4) x 8/2")
     # below the window every layer attends context/2 on average: 3 layers x 2 x 8 x 2 = 96
-    assert attention_flops_per_token(ctx, 4)[0] == 96
+    assert attention_flops_per_token(model, Fraction(4))[0] == 96
+    # with 4 query heads stated, each of them attends: 4 x 160
+    with_heads = Model("m", "M", 3, model.groups, query_heads=4)
+    assert attention_flops_per_token(with_heads, Fraction(8))[0] == 4 * 160
 
 
 def test_missing_inputs_are_not_checked(tmp_path: Path) -> None:
@@ -285,20 +350,20 @@ def test_missing_inputs_are_not_checked(tmp_path: Path) -> None:
         "    accelerator: rtx-5090\n    count: 1",
         "    accelerator: null\n    count: 1",
     )
-    ctx, setup = context_of(root, SEED)
-    evaluations: list[Evaluation] = [evaluate_fit(ctx, setup), *evaluate_prefill(ctx, setup)]
-    assert all(not e.checked for e in evaluations)
-    assert evaluations[0].skipped == "methodology.hardware.accelerator is null"
+    cold = setups_of(root, SEED)[0]
+    fit = evaluate_fit(cold)
+    assert not fit.checked and fit.skipped == "methodology.hardware.accelerator is null"
 
 
 # ---- severities and the command line ----------------------------------------------------------
 
 
 def test_warnings_fail_only_with_strict(tmp_path: Path) -> None:
-    # 405B at an assumed 4 bits = 202.5e9 B on one 24 GiB RTX 4090: impossible, but assumed
-    case = REPO / "tests/cases/KV701/fail/assumed-weights-warn"
+    # native weights of llama-3.1-70b, whose dtype is not stated: 70e9 x 8 bits (fp8, the
+    # fewest a release uses) fits one H100, 70e9 x 16 bits (bf16, likely) does not
+    case = REPO / "tests/cases/KV701/fail/native-weights-dtype-unknown-warns"
     root = copy_dataset(tmp_path / "d", with_records=False)
-    record = "records/kv-efficiency/assumed-weights-warn.yaml"
+    record = "records/kv-efficiency/native-weights-dtype-unknown-warns.yaml"
     (root / record).write_text((case / record).read_text())
     problems = validate(root).problems
     assert [(p.code, p.severity) for p in problems] == [("KV701", "warning")]
@@ -318,7 +383,7 @@ def test_stated_inputs_make_an_error(tmp_path: Path) -> None:
     (problem,) = validate(root).problems
     # 70e9 x 2 B = 140,000,000,000 B = 130.39 GiB; KV 327,680 x 4,096 = 1.25 GiB
     assert problem.severity == "error"
-    assert "weights 130.39 GiB (70B total params x 16 bits / 8) + 1.25 GiB KV = 131.64 GiB" in (
+    assert "weights 130.39 GiB (70B total params x 16 bits / 8 (bf16)) + 1.25 GiB KV (bf16)" in (
         problem.message
     )
     assert run_cli("validate", cwd=root).returncode == 1
@@ -341,10 +406,9 @@ def test_explain_the_seed() -> None:
         "parameters: 27B total, 27B active",
         "fp16 dense peak 419 TFLOP/s (peak_dense_tflops.fp16_fp16_accumulate 419",
         "= 21.73 GiB is 68% of 1 x 31.84 GiB",
-        "is 9.9% of the 28,448 tok/s ceiling",
-        "KV704 fit claim [1] (does not fit): weights 12.57 GiB",
+        "KV704 fit claim [1] (does not fit): favourable: weights 51.22 GiB",
         "= 49.19 GiB is 155% of 1 x 31.84 GiB",
-        "KV702 decode measured_tps_at_ctx: measured_tps_at_ctx is not stated",
+        "KV703 run 'warm': prefill context / TTFT: the TTFT may be served from reused KV",
         "Problems: none",
     ]:
         assert expected in text, expected

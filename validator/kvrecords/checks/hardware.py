@@ -37,6 +37,22 @@ class HardwareCatalog:
         folder = self.root / HARDWARE_DIR
         return tuple(sorted(p.stem for p in folder.glob("*.yaml"))) if folder.is_dir() else ()
 
+    def family(self, family: str) -> tuple[Hardware, ...]:
+        """The sound hardware files that declare ``family`` (reads every file once)."""
+        found = (self.get(hardware_id) for hardware_id in self.ids())
+        return tuple(
+            state.hardware
+            for state in found
+            if state is not None
+            and state.hardware is not None
+            and family in state.hardware.families
+        )
+
+    def family_ids(self) -> tuple[str, ...]:
+        """Every family some sound hardware file declares."""
+        found = (self.get(hardware_id) for hardware_id in self.ids())
+        return tuple(sorted({f for s in found if s and s.hardware for f in s.hardware.families}))
+
     def get(self, hardware_id: str) -> HardwareState | None:
         """The file's state; None when hardware/<id>.yaml does not exist."""
         if hardware_id not in self._states:

@@ -1,36 +1,48 @@
 """Physical plausibility: figures that agree with each other can still be impossible.
 
-A record runs on hardware (``methodology.hardware``: hardware/<id>.yaml x count) with a model
-(``models/<id>.yaml``: parameter counts and cache geometry) at a weight precision. From those:
+Each run of a record (a format-1 record is one run) is measured on hardware
+(``hardware/<id>.yaml`` x count, or a family named without its form factor) with a model
+(``models/<id>.yaml``: parameter counts and cache geometry), weights at some precision, a KV
+dtype, a concurrency and perhaps speculative decoding. From those:
 
-- KV701 fit: total params x bits / 8 + sequences x (KV at context + fixed state) must fit in
-  count x usable memory, unless the record declares ``kv_offload``;
-- KV702 decode roofline: every decode step reads the active weights once for the whole batch
-  and each sequence's KV, so for B concurrent sequences
-  per-sequence tok/s <= s x count x bandwidth / (active params x bits / 8 + B x KV), and the
-  aggregate is B times that (s = 1 + draft tokens with speculative decoding, else 1);
-- KV703 prefill ceiling: context / TTFT <= count x peak / FLOPs per token, where
-  FLOPs per token = 2 x active params + attention, and attention = 2 x heads x (key width +
-  value width) x the average context a prompt token attends to, summed over attention layers
-  (context / 2 for full attention, W - W^2 / (2 x context) for a window W below the context);
-  heads are the model file's kv heads (query heads are not recorded, and there are at least as
-  many), MLA counts one latent head of width kv_lora_rank + rope and value width kv_lora_rank,
-  and state layers add nothing (both lower bounds, so the ceiling stays lenient);
+- KV701 fit: weights on the accelerators + sequences x (KV at context + fixed state) must fit in
+  count x usable memory; offloaded weights and offloaded KV are not counted;
+- KV702 decode roofline: a decode step reads the active weights once for its batch of B
+  sequences, each sequence's KV, and the draft's weights once per drafted token, and emits at
+  most draft tokens + 1 tokens per sequence, so per sequence
+  tok/s <= (k + 1) x count x bandwidth / (active weights + k x draft weights + B x KV), the
+  aggregate B times that; and no token costs less than 2 x active params FLOPs, so every rate
+  is also within count x peak / (2 x active params);
+- KV703 prefill ceiling: prompt tokens / TTFT and measured prefill rates are within
+  count x peak / FLOPs per token, where FLOPs per token = 2 x active params + attention, and
+  attention = 2 x heads x (key width + value width) x the average context a prompt token attends
+  to, summed over attention layers (context / 2 for full attention, W - W^2 / (2 x context) for a
+  window W below the context); heads are the model's query heads (its kv heads where the query
+  heads are not stated, fewer), MLA counts one latent head of width kv_lora_rank + rope and
+  value width kv_lora_rank, and state layers add nothing;
 - KV704 fit claims: each ``kv_bytes_basis.fit_claims`` entry is evaluated like KV701 and must
   come out the way it claims;
-- KV705 hardware link: every accelerator a record names has a file in hardware/.
+- KV705 hardware link: every accelerator and family a record names has a file in hardware/;
+- KV706 settings: weights precisions come from the closed vocabulary, a draft model names a
+  model file.
 
-Every input takes its most lenient reading (most generous peak, highest bandwidth, fewest
-bits a precision name allows, KV at the smallest batch the record allows). A check whose inputs
-are all stated is an error when violated; one that rests on an assumption (weights precision not
-stated, a parameter count read off the name, a KV dtype the source does not state, a nominal
-memory size, a hardware figure rated below high) is a warning. A check that lacks an input is
-not run; ``explain_record`` says which and why.
+Two readings. Every check is computed twice. On the reading most favourable to the record,
+each input the record leaves open takes its most generous plausible value: the fewest bits per
+weight the engine runs, the smallest KV dtype it offers, the lowest parameter count that rounds
+to a name, the largest member of a hardware family, the most generous peak, the concurrency
+that helps (one sequence for a fit or a per-sequence rate, every stated sequence for an
+aggregate rate, any number when it is unbounded). A figure beyond that bound is impossible on
+any reading: an error, with or without ``--strict``. On the likely reading the open inputs take
+their likely values (the model's own dtype, the stated KV dtype, all stated sequences at once,
+the least generous family member); a figure beyond only that bound is a warning that names what
+the likely reading assumes. A figure rated low in its hardware file cannot establish an
+impossibility, so a check that rests on one only warns. A check that lacks an input is not run;
+``explain`` says which and why, and prints both bounds of every check that ran.
 """
 
 from __future__ import annotations
 
-import re
+import math
 from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any, NamedTuple
@@ -38,91 +50,110 @@ from typing import Any, NamedTuple
 from kvrecords.checks.context import RecordContext
 from kvrecords.checks.hardware import HardwareCatalog, HardwareState
 from kvrecords.dataset.document import JsonPath, dotted
-from kvrecords.dataset.records import Measured, bases, basis_report, measured, named_basis, runs
+from kvrecords.dataset.records import Run, bases, basis_report, named_basis, runs
 from kvrecords.kv.arithmetic import KvReport, kv_report, parse_element_type
-from kvrecords.kv.geometry import Attention, MultiHeadLatent, ParameterCount
-from kvrecords.kv.hardware import Hardware
-from kvrecords.kv.units import (
-    exact,
-    format_exact,
-    format_scientific,
-    gib,
-    percent,
-    tokens_per_s,
+from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent, ParameterCount
+from kvrecords.kv.hardware import Hardware, family_reading
+from kvrecords.kv.units import exact, format_exact, format_scientific, gib, percent, tokens_per_s
+from kvrecords.kv.weights import (
+    BF16,
+    EVERY_COMPUTE_TYPE,
+    GGUF_BITS,
+    NATIVE_DTYPES,
+    PRECISIONS,
+    WeightFormat,
+    WeightReadings,
+    engine_floor,
+    normalise,
+    readings,
+    weight_format,
 )
-from kvrecords.kv.weights import ASSUMED_BITS, ASSUMED_FORMAT, WeightFormat, weight_format
 from kvrecords.problems import Problem, Rule, Severity, did_you_mean
 
 FIT = Rule(
     "KV701",
     "fit",
-    "Weights plus KV fit the accelerators: total params x bits per weight / 8 + sequences x "
-    "(KV at context + fixed state) <= count x usable memory, unless techniques lists kv_offload.",
+    "Weights plus KV fit the accelerators: weights on the accelerators + sequences x (KV at "
+    "context + fixed state) <= count x usable memory, on the reading most favourable to the "
+    "record (an error) and on the likely one (a warning).",
     "Arithmetic that agrees with itself can still be impossible: a 70B model in bf16 does not "
-    "fit one 80 GB card. Memory is hardware/<id>.yaml's usable_gib (the driver's total; the "
-    "nominal size, flagged, on unified-memory parts); sequences is methodology.concurrency, "
-    "else 1; the KV is every layer as the model is, at the record's KV dtype. Bits per weight "
-    "come from methodology.weights_precision (bf16 16, fp8 8, AWQ/GPTQ int4 4, nvfp4 4.5, "
-    "mxfp4 4.25, Q4_K_M 4.5, Q8_0 8.5, ...: the fewest the name allows); when it is null or "
-    "not recognised, 4 bits are assumed. A check that rests on an assumption (weights "
-    "precision, a parameter count read off the model's name, an unstated KV dtype, nominal "
-    "memory, a hardware figure rated below high) is a warning, else an error.",
-    "model: llama-3.1-8b\nmethodology:\n  hardware: {accelerator: rtx-4090, count: 1}\n"
-    "  weights_precision: bf16\n# 8B x 16 bits / 8 = 14.90 GiB + 0.50 GiB KV (4,096 tokens) "
-    "is 64% of 23.99 GiB",
-    "model: llama-3.1-70b\nmethodology:\n  hardware: {accelerator: h100-sxm, count: 1}\n"
-    "  weights_precision: bf16\n# KV701 weights + KV do not fit: weights 130.39 GiB (70B "
-    "total params x 16 bits / 8) + 1.25 GiB KV = 131.64 GiB is 165% of 1 x 79.65 GiB "
-    "(hardware/h100-sxm.yaml usable_gib 79.65 GiB); if the cache is offloaded, add "
-    "kv_offload to techniques",
+    "fit one 80 GB card. Memory is hardware/<id>.yaml's usable_gib (the nominal size on "
+    "unified-memory parts; a family named without its form factor, its largest member). Bits "
+    "per weight come from weights_precision (bf16 16, fp8 8, int4 4, nvfp4 4.5, mxfp4 4.25, "
+    "Q4_K_M 4.5...: the fewest the name allows); unstated, the favourable reading takes the "
+    "fewest the engine runs and the likely one the model's own dtype. The favourable reading "
+    "counts one sequence, the likely one every concurrent sequence. Weights with "
+    "weights_placement.on: offloaded are not counted; under kv_offload the favourable reading "
+    "counts no KV and the likely one the running sequences' KV, which stays on the "
+    "accelerator. Two readings of one record, worked: Qwen3.8-27B (27B read off the name, so "
+    "26.5B at the least), weights not stated, vLLM on one RTX 5090 (31.84 GiB): favourable "
+    "26.5B x 1.5625 bits (GGUF IQ1_S, the fewest vLLM runs) / 8 = 4.82 GiB + 9.16 GiB KV = "
+    "13.98 GiB, 44%: possible; likely 27B x 16 bits (bf16) / 8 = 50.29 GiB + 9.16 GiB = "
+    "59.45 GiB, 187%: a warning that names the bf16 assumption. With weights_precision: bf16 "
+    "stated, both readings are 187%: an error.",
+    "model: llama-3.1-8b\nruns:\n  - {id: one, hardware: {accelerator: rtx-4090, count: 1},\n"
+    "     weights_precision: bf16, concurrency: 1, ...}\n# 8B x 16 bits / 8 = 14.90 GiB + "
+    "0.50 GiB KV (4,096 tokens) is 64% of 23.99 GiB on both readings",
+    "model: llama-3.1-405b\nruns:\n  - {id: offload, techniques: [kv_offload], hardware: "
+    "{accelerator: h100-sxm, count: 1},\n     weights_precision: bf16, ...}\n# KV701 run "
+    "'offload': weights + KV do not fit on any reading: weights 754.37 GiB (405B total params "
+    "x 16 bits / 8) + no KV (offloaded) = 754.37 GiB is 947% of 1 x 79.65 GiB "
+    "(hardware/h100-sxm.yaml usable_gib 79.65 GiB)",
 )
 
 DECODE_ROOFLINE = Rule(
     "KV702",
     "decode-roofline",
-    "Decode tokens/s (measured_tps_at_ctx, results.decode_tokens_per_s) are within the "
-    "memory-bandwidth roofline: per sequence <= s x count x bandwidth / (active params x "
-    "bits / 8 + B x KV per sequence), aggregate <= B times that.",
-    "Each decode step reads the active weights once for the whole batch of B sequences and "
-    "each sequence's KV at context, so no engine decodes faster than the memory can feed it "
-    "(s = 1 + draft tokens under speculative decoding; with an unstated draft length the "
-    "check is not run). Bandwidth is the highest figure in hardware/<id>.yaml (decimal "
-    "GB/s). results.decode_rate_scope says whether a rate is per sequence or aggregate; "
-    "when it is omitted the lenient reading is taken (aggregate when concurrency is above "
-    "1), and an unstated concurrency is read as one sequence, which only warns. Ranges are "
-    "checked at their low end.",
-    "model: llama-3.1-8b   (8B, bf16, 4,096 tokens)\nmethodology: {hardware: {accelerator: "
-    "rtx-4090, count: 1}, weights_precision: bf16, concurrency: 1}\nmeasured_tps_at_ctx: 55\n"
-    "# 55.0 tok/s is 90% of the 61.0 tok/s roofline",
-    "measured_tps_at_ctx: 150   (same record)\n# KV702 decode measured_tps_at_ctx is above the "
-    "memory-bandwidth roofline: 150.0 tok/s read as one sequence is 246% of the 61.0 tok/s "
-    "roofline = 1 x 1,008 GB/s / (weights 14.90 GiB [8B active params x 16 bits / 8] + "
-    "0.50 GiB KV) (hardware/rtx-4090.yaml memory_bandwidth_gb_s 1,008 GB/s)",
+    "Decode rates (decode_tokens_per_s, output_tokens_per_s; format 1's measured_tps_at_ctx) "
+    "are within the memory-bandwidth roofline, per sequence <= (k + 1) x count x bandwidth / "
+    "(active weights + k x draft weights + B x KV), aggregate <= B times that, and within "
+    "count x peak / (2 x active params), on the favourable reading (an error) and the likely "
+    "one (a warning).",
+    "Each decode step reads the active weights once for its batch of B sequences and each "
+    "sequence's KV, so no engine decodes faster than the memory can feed it. Speculative "
+    "decoding (the run's speculative_decoding: method, draft_tokens, acceptance_rate) emits at "
+    "most draft tokens + 1 per step (1 + acceptance x draft tokens on the likely reading) and "
+    "still reads the draft: a draft_model's active weights, or at least one hidden x hidden "
+    "projection of an EAGLE, MTP or Medusa head, per drafted token. Bandwidth is the highest "
+    "figure in hardware/<id>.yaml (decimal GB/s). A rate under concurrency is checked as an "
+    "aggregate over it: the favourable reading takes a per-sequence rate at one sequence and "
+    "an aggregate at every stated sequence; with unbounded or unstated concurrency the "
+    "aggregate is checked only against what holds for any number of sequences (bandwidth / KV "
+    "per sequence, and the compute bound). Ranges are checked at their low end.",
+    "model: llama-3.1-8b   (8B, bf16, 4,096 tokens, one rtx-4090)\nmetrics:\n  - {name: "
+    "decode_tokens_per_s, statistic: mean, value: 55}\n# 55.0 tok/s is 90% of the 61.0 tok/s "
+    "roofline",
+    "value: 150   (same run)\n# KV702 run 'one': decode_tokens_per_s is above the "
+    "memory-bandwidth roofline on any reading: 150.0 tok/s read as one sequence is 246% of "
+    "the 61.0 tok/s roofline = 1 x 1,008 GB/s / (weights 14.90 GiB [8B active params x 16 "
+    "bits / 8] + 0.50 GiB KV) (hardware/rtx-4090.yaml memory_bandwidth_gb_s 1,008 GB/s)",
 )
 
 PREFILL_CEILING = Rule(
     "KV703",
     "prefill-ceiling",
-    "The prefill rate (context / cold TTFT, else / measured_ttft_ms_at_ctx when no prefix "
-    "reuse is involved; and results.prefill_tokens_per_s) is within count x peak FLOP/s / "
-    "FLOPs per token.",
+    "The prefill rate (context / TTFT of a run that reuses no KV, and prefill_tokens_per_s) is "
+    "within count x peak FLOP/s / FLOPs per token, on the favourable reading (an error) and the "
+    "likely one (a warning).",
     "A prompt cannot be processed faster than the chip's dense peak allows. FLOPs per token "
     "= 2 x active params + attention, where attention = 2 x layers x heads x (head_dim + "
     "v_head_dim) x the average context a prompt token attends to (context / 2 for full "
-    "attention, W - W^2 / (2 x context) for a window W shorter than the context), i.e. "
-    "2 x 2 x layers x heads x head_dim x context / 2 when K and V have the same width. Heads "
-    "are the model file's kv heads (a lower bound: query heads are not recorded), MLA counts "
-    "one latent head, linear-attention and Mamba layers add nothing. The peak is the most "
-    "generous that applies to the weights' precision (FP16-accumulate on GeForce, INT8 for "
-    "GGUF, FP4 for nvfp4/mxfp4, every type when the precision is not stated), and a peak "
-    "rated below high makes a violation a warning.",
-    "context_tokens: 150000\ncold_ttft_ms: 53200   (27B on one rtx-5090)\n# 2,820 tok/s is "
-    "9.9% of the 28,448 tok/s ceiling",
-    "model: llama-3.1-8b   (bf16 on one a100-80gb-sxm)\ncontext_tokens: 131072\n"
-    "cold_ttft_ms: 1000\n# KV703 prefill context / TTFT is faster than the peak FLOP/s "
-    "allows: 131,072 tokens / 1 s = 131,072 tok/s is 1,033% of the 12,688 tok/s ceiling = 1 x "
-    "312 TFLOP/s bf16 (peak_dense_tflops.bf16 312; the most generous for bf16 weights) / "
-    "(2 x 8e9 + 2 x 32 layers x 8 heads x (128 + 128) x 131,072/2 = 2.459e+10 FLOP/token)",
+    "attention, W - W^2 / (2 x context) for a window W shorter than the context). Heads are the "
+    "model's query heads (its kv heads when they are not stated), MLA counts one latent head, "
+    "linear-attention and Mamba layers add nothing. The favourable reading takes the most "
+    "generous peak the weights may run in (every type when the precision is not stated); the "
+    "likely one their usual type. Under a concurrency of N the favourable reading takes one "
+    "request's prefill (other requests only slow it); the likely one that the N prompts "
+    "arrived together, so that by the stated TTFT statistic as many prompts were prefilled as "
+    "it covers (N for max, half for the median, (N + 1) / 2 on average for the mean). A peak "
+    "rated low makes a violation a warning.",
+    "context_tokens: 150000\nmetrics: [{name: ttft_ms, statistic: single, value: 53200}]   "
+    "(27B on one rtx-5090)\n# 2,820 tok/s is 9.9% of the ceiling",
+    "model: llama-3.1-8b   (bf16 on one a100-80gb-sxm)\ncontext_tokens: 131072\nmetrics: "
+    "[{name: ttft_ms, statistic: single, value: 1000}]\n# KV703 run 'cold': prefill context / "
+    "TTFT is faster than the peak FLOP/s allows on any reading: 131,072 tokens / 1 s = 131,072 "
+    "tok/s is 1,033% of the 12,688 tok/s ceiling = 1 x 312 TFLOP/s bf16 (...) / (2 x 8e9 + "
+    "... = 2.459e+10 FLOP/token)",
 )
 
 FIT_CLAIM = Rule(
@@ -130,44 +161,164 @@ FIT_CLAIM = Rule(
     "fit-claim",
     "Each kv_bytes_basis.fit_claims entry comes out the way it claims: weights (total params "
     "x bits of its weights_precision / 8) + sequences x the basis's KV at context, against "
-    "count x usable memory of its accelerator.",
+    "count x usable memory of its accelerator, on the reading most favourable to the claim "
+    "(an error) and the likely one (a warning).",
     "Prose such as 'fits one 32 GB RTX 5090 beside a quantized 27B' is a claim about "
     "hardware that readers act on. A claim whose weights_precision_stated is false rests on "
-    "an assumed precision and only warns; the basis is 'main' or an index into "
-    "kv_bytes_basis.alternatives.",
+    "an assumed precision: for a claim that something fits, the favourable reading takes the "
+    "fewest bits the record's engine runs; for one that it does not, the model's own dtype "
+    "(bf16 when not stated). The basis is 'main' or an index into kv_bytes_basis.alternatives.",
     "fit_claims:\n  - {basis: 0, fits: false, accelerator: rtx-5090, count: 1,\n     "
     "weights_precision: int4, weights_precision_stated: false,\n     stated_as: ...36.6 "
     "GiB, which would not.}",
     "fit_claims:\n  - {basis: 0, fits: true, accelerator: rtx-5090, count: 1,\n     "
-    "weights_precision: int4, weights_precision_stated: false, ...}\n# KV704 fit claim "
-    "does not hold, it does not fit: weights 12.57 GiB (27B total params x 4 bits / 8) + "
-    "36.62 GiB KV (alternatives[0]) = 49.19 GiB is 155% of 1 x 31.84 GiB "
-    "(hardware/rtx-5090.yaml usable_gib 31.84 GiB) (assumes: parameter count read off the "
-    "name ('27B (from the model name)'); weights int4 assumed (the source does not state "
-    "them)); a warning, since it rests on those assumptions [warning]",
+    "weights_precision: int4, weights_precision_stated: true, ...}\n# KV704 fit claim "
+    "does not hold on any reading, it does not fit: weights 12.34 GiB (26.5B total params x "
+    "4 bits / 8) + 36.62 GiB KV (alternatives[0]) = 48.96 GiB is 154% of 1 x 31.84 GiB",
 )
 
 HARDWARE_LINK = Rule(
     "KV705",
     "hardware-link",
-    "Every accelerator a record names (methodology.hardware, observations, fit_claims) is a "
-    "file hardware/<id>.yaml that passes its own schema.",
+    "Every accelerator a record names (methodology.hardware, runs, fit_claims) is a file "
+    "hardware/<id>.yaml that passes its own schema, and every family one that some hardware "
+    "file declares.",
     "The hardware checks divide by the file's memory, bandwidth and peaks; a misspelt or "
     "missing accelerator would silently skip them.",
-    "hardware: {accelerator: rtx-5090, count: 1}",
+    "hardware: {accelerator: rtx-5090, count: 1}\nhardware: {accelerator: null, family: h100, "
+    "count: 16}",
     "hardware: {accelerator: rtx-5009, count: 1}\n# KV705 accelerator 'rtx-5009': "
     "hardware/rtx-5009.yaml does not exist; did you mean rtx-5090?",
+)
+
+SETTINGS = Rule(
+    "KV706",
+    "settings",
+    "weights_precision (of the methodology, a run or a fit claim) is a name or synonym from the "
+    "weights vocabulary, and speculative_decoding.draft_model names a model file.",
+    "The hardware checks read bits per weight off the precision; a value they do not know "
+    "would have to be guessed, and every guess so far was wrong somewhere ('non-quantized' "
+    "read as 4-bit, 'BF16 weights, FP8 KV' as 8-bit weights). The vocabulary: native "
+    "(non-quantized, unquantized, full precision: the model's own dtype), quantized (width not "
+    "stated), bf16, fp16, 16-bit, fp32, fp8, int8 (W8A8), w4a8, int4 (W4A16, AWQ, GPTQ, "
+    "AutoRound, 4-bit), nf4, int3, int2, fp4, nvfp4, mxfp4, GGUF types (Q8_0 ... IQ1_S, "
+    "Q4_K_M, UD-Q4_K_XL) and EXL2 bits (4.65bpw). The source's own words go in "
+    "weights_stated_as.",
+    "weights_precision: non-quantized\nweights_precision: AWQ int4\nweights_precision: Q4_K_M",
+    "weights_precision: BF-16 weights\n# KV706 weights precision 'BF-16 weights' is not in the "
+    "vocabulary; did you mean bf16?",
 )
 
 BILLION = 10**9
 # Techniques under which a measured TTFT may be served from reused KV, not a full prefill.
 PREFIX_REUSE = ("prefix_caching", "radix_reuse", "cache_aware_routing", "kv_offload")
-_SPECULATIVE = re.compile(r"specul|\bmtp\b|eagle|medusa|draft|lookahead|ngram", re.IGNORECASE)
-_DRAFT_TOKENS = re.compile(
-    r"(?:num[_-]speculative[_-]tokens|speculative[_-]num[_-]draft[_-]tokens|draft[_-]max"
-    r"|num[_-]draft[_-]tokens)[\"'\s:=]+(\d+)",
-    re.IGNORECASE,
-)
+# Draft methods that run a head on the target's hidden states: each drafted token reads at
+# least one hidden x hidden projection of it.
+_HEAD_DRAFTS = ("eagle", "eagle3", "mtp", "medusa")
+
+
+# ---- evaluations ----------------------------------------------------------------------------
+
+
+class Side(NamedTuple):
+    """One reading of a check: the figure, its physical limit, and the working of each."""
+
+    value: Fraction
+    limit: Fraction
+    subject: str  # the value with its working, e.g. "12.57 GiB weights + 9.16 GiB KV"
+    working: str  # the limit with its working
+
+    def within(self) -> bool:
+        return self.value <= self.limit
+
+    def margin(self) -> str:
+        """``12.57 GiB is 39% of 31.84 GiB``: the value as a share of its limit."""
+        return f"{self.subject} is {percent(self.value, self.limit)} of {self.working}"
+
+
+class Evaluation(NamedTuple):
+    """One comparison of a figure with its physical limit on both readings, or why it could
+    not be made."""
+
+    rule: Rule
+    check: str  # what is compared, e.g. "run 'warm': decode decode_tokens_per_s"
+    path: JsonPath  # where a violation is reported
+    favourable: Side | None = None  # the reading most favourable to the record
+    likely: Side | None = None  # None: the same as the favourable one
+    expect_within: bool = True  # False: the record claims value > limit (does not fit)
+    assumptions: tuple[str, ...] = ()  # what the likely reading assumes
+    unfirm: tuple[str, ...] = ()  # figures rated low: the favourable bound only warns
+    notes: tuple[str, ...] = ()  # simplifications, shown but not changing the verdict
+    skipped: str | None = None  # why the check was not run
+
+    @property
+    def checked(self) -> bool:
+        return self.skipped is None and self.favourable is not None
+
+    def _holds(self, side: Side | None) -> bool:
+        return side is None or side.within() == self.expect_within
+
+    @property
+    def impossible(self) -> bool:
+        """Violated on the reading most favourable to the record."""
+        return self.checked and not self._holds(self.favourable)
+
+    @property
+    def violated(self) -> bool:
+        return self.impossible or (self.checked and not self._holds(self.likely))
+
+    @property
+    def severity(self) -> str:
+        return "error" if self.impossible and not self.unfirm else "warning"
+
+    @property
+    def value(self) -> Fraction | None:
+        return None if self.favourable is None else self.favourable.value
+
+    @property
+    def limit(self) -> Fraction | None:
+        return None if self.favourable is None else self.favourable.limit
+
+    def margin(self) -> str:
+        assert self.favourable is not None
+        return self.favourable.margin()
+
+    def readings(self) -> str:
+        """Both bounds, as explain prints them."""
+        assert self.favourable is not None
+        text = f"favourable: {self.favourable.margin()}"
+        if self.likely is not None and self.likely != self.favourable:
+            text += f"; likely: {self.likely.margin()}"
+        return text
+
+    def summary(self) -> str:
+        if not self.checked:
+            return f"{self.rule.code} {self.check}: not checked: {self.skipped}"
+        if self.impossible:
+            verdict = "VIOLATED on any reading"
+        elif self.violated:
+            verdict = "VIOLATED on the likely reading"
+        else:
+            verdict = "ok"
+        return f"{self.rule.code} {self.check}: {self.readings()} [{verdict}]{self.qualifiers()}"
+
+    def qualifiers(self) -> str:
+        """The simplifications and assumptions behind the comparison."""
+        text = ""
+        if self.notes:
+            text += f"; {'; '.join(self.notes)}"
+        if self.unfirm:
+            text += f"; rests on figures rated low: {'; '.join(self.unfirm)}"
+        if self.assumptions:
+            text += f" (likely reading assumes: {'; '.join(self.assumptions)})"
+        return text
+
+
+def _skip(rule: Rule, check: str, path: JsonPath, reason: str) -> Evaluation:
+    return Evaluation(rule, check, path, skipped=reason)
+
+
+# ---- inputs ---------------------------------------------------------------------------------
 
 
 class HardwareIndex(NamedTuple):
@@ -175,200 +326,113 @@ class HardwareIndex(NamedTuple):
 
     states: Mapping[str, HardwareState | None]  # None: no such file
     catalog_ids: tuple[str, ...] = ()  # every id in hardware/, for "did you mean" hints
+    families: Mapping[str, tuple[Hardware, ...]] = {}  # family id -> its sound members
+    family_ids: tuple[str, ...] = ()  # every family in hardware/, for hints
 
     def get(self, hardware_id: str) -> HardwareState | None:
         return self.states.get(hardware_id)
 
 
-# ---- evaluations ----------------------------------------------------------------------------
+ModelLookup = Callable[[str], Model | None]
 
 
-class Evaluation(NamedTuple):
-    """One comparison of a figure with its physical limit, or why it could not be made."""
+class Billions(NamedTuple):
+    """A parameter count on both readings, and the bounds a name read as a count allows."""
 
-    rule: Rule
-    check: str  # what is compared, e.g. "decode results.decode_tokens_per_s"
-    path: JsonPath  # where a violation is reported
-    value: Fraction | None = None
-    limit: Fraction | None = None
-    expect_within: bool = True  # False: the record claims value > limit (does not fit)
-    subject: str = ""  # the value with its working, e.g. "12.57 GiB weights + 9.16 GiB KV"
-    working: str = ""  # the limit with its working
-    assumptions: tuple[str, ...] = ()
-    notes: tuple[str, ...] = ()  # lenient simplifications, shown but not downgrading
-    skipped: str | None = None  # why the check was not run
-
-    @property
-    def checked(self) -> bool:
-        return self.skipped is None and self.value is not None and self.limit is not None
-
-    @property
-    def within(self) -> bool:
-        assert self.value is not None and self.limit is not None
-        return self.value <= self.limit
-
-    @property
-    def violated(self) -> bool:
-        return self.checked and self.within != self.expect_within
-
-    @property
-    def severity(self) -> Severity:
-        return "warning" if self.assumptions else "error"
-
-    def margin(self) -> str:
-        """``12.57 GiB is 39% of 31.84 GiB``: the value as a share of its limit."""
-        assert self.value is not None and self.limit is not None
-        return f"{self.subject} is {percent(self.value, self.limit)} of {self.working}"
-
-    def summary(self) -> str:
-        if not self.checked:
-            return f"{self.rule.code} {self.check}: not checked: {self.skipped}"
-        verdict = "VIOLATED" if self.violated else "ok"
-        text = f"{self.rule.code} {self.check}: {self.margin()} [{verdict}]"
-        return text + self.qualifiers()
-
-    def qualifiers(self) -> str:
-        """The simplifications and assumptions behind the comparison."""
-        text = ""
-        if self.notes:
-            text += f"; {'; '.join(self.notes)}"
-        if self.assumptions:
-            text += f" (assumes: {'; '.join(self.assumptions)})"
-        return text
-
-
-def _skip(base: Evaluation, reason: str) -> Evaluation:
-    return Evaluation(base.rule, base.check, base.path, skipped=reason)
-
-
-# ---- inputs ---------------------------------------------------------------------------------
-
-
-class Weights(NamedTuple):
-    """The weight format a record runs, with the assumption behind it when not stated."""
-
-    format: WeightFormat
+    low: Fraction
+    likely: Fraction
+    high: Fraction
     assumption: str | None
 
 
-def record_weights(stated: str | None, *, stated_flag: bool = True) -> Weights:
-    if stated is None:
-        return Weights(ASSUMED_FORMAT, f"weights precision not stated, {ASSUMED_BITS} bits assumed")
-    found = weight_format(stated)
-    if found is None:
-        return Weights(
-            ASSUMED_FORMAT,
-            f"weights precision {stated!r} not recognised, {ASSUMED_BITS} bits assumed",
+def billions(parameters: ParameterCount | None, which: str, model_display: str) -> Billions | str:
+    """The model's total or active parameter count, or why there is none."""
+    if parameters is None:
+        return f"{model_display} states no parameter counts"
+    value = parameters.total_billions if which == "total" else parameters.active_billions
+    if value is None:
+        return (
+            f"{model_display} does not state its {which} parameter count ({parameters.stated_as!r})"
         )
-    if not stated_flag:
-        return Weights(found, f"weights {stated} assumed (the source does not state them)")
-    return Weights(found, None)
-
-
-class Assumed(NamedTuple):
-    """What a record's hardware checks take on assumption, each as messages phrase it, or None
-    where the record or its model states the figure.
-
-    Gathered here once: the checks list the ones they rest on (which makes a violation a
-    warning), and ``explain`` marks the same inputs as assumed.
-    """
-
-    parameters: str | None  # a parameter count read off the model's name
-    weights: str | None  # a weights precision not stated or not recognised
-    kv_dtype: str | None  # a KV element type the source does not state
-    concurrency: str | None  # no concurrency stated, one sequence assumed
-
-
-def assumed_inputs(record: RecordContext, weights: Weights) -> Assumed:
-    basis = record.data["kv_bytes_basis"]
-    kv_dtype = None
-    if not basis["dtype_stated"]:
-        kv_dtype = f"KV dtype {basis['dtype']} assumed (kv_bytes_basis.dtype_stated: false)"
-    concurrency = None
-    if record.data["methodology"].get("concurrency") is None:
-        concurrency = "concurrency not stated, one sequence assumed"
-    return Assumed(
-        parameters=_parameters_from_name(record.model.parameters),
-        weights=weights.assumption,
-        kv_dtype=kv_dtype,
-        concurrency=concurrency,
+    if not parameters.from_name:
+        return Billions(value, value, value, None)
+    decimals = 0
+    while (value * 10**decimals).denominator != 1:
+        decimals += 1
+    half = Fraction(1, 2 * 10**decimals)
+    assumption = (
+        f"{format_exact(value)}B read off the name ({model_display}: from_name), not "
+        f"{format_exact(value - half)}B"
     )
+    return Billions(value - half, value, value + half, assumption)
 
 
-def _parameters_from_name(parameters: ParameterCount | None) -> str | None:
-    if parameters is None or not parameters.from_name:
-        return None
-    return f"parameter count read off the name ({parameters.stated_as!r})"
+class HardwareReading(NamedTuple):
+    """The accelerator a run names, on both readings (one part: both the same)."""
+
+    favourable: Hardware
+    likely: Hardware
+    assumption: str | None
 
 
-def _rated_below_high(rating: str, what: str, hardware: Hardware) -> list[str]:
-    return [] if rating == "high" else [f"{what} rated {rating} in {hardware.display}"]
+class KvReading(NamedTuple):
+    """Cache bytes one sequence holds on the accelerator, on both readings."""
 
-
-def _memory_assumptions(hardware: Hardware) -> list[str]:
-    found = []
-    if hardware.memory_is_nominal:
-        shared = ", shared with the OS" if hardware.unified else ""
-        found.append(f"{hardware.display} memory is nominal{shared}")
-    return found + _rated_below_high(hardware.memory_confidence, "memory", hardware)
-
-
-def _listed(*assumptions: str | None) -> list[str]:
-    return [assumption for assumption in assumptions if assumption is not None]
-
-
-class KvPerSequence(NamedTuple):
-    """Cache bytes one sequence holds at the record's context (KV plus fixed state)."""
-
-    bytes: Fraction
-    working: str
+    favourable: Fraction
+    likely: Fraction
+    favourable_text: str
+    likely_text: str
+    assumption: str | None
     notes: tuple[str, ...]
 
 
-def kv_per_sequence(record: RecordContext) -> KvPerSequence:
-    """The physical cache (every layer as the model is, windows capped) at the record's dtype."""
-    basis = record.data["kv_bytes_basis"]
-    context = basis.get("context_tokens")
-    try:
-        state_dtype = basis.get("state_dtype")
-        report = kv_report(
-            record.model,
-            parse_element_type(basis["dtype"]),
-            context or 0,
-            "cache",
-            parse_element_type(state_dtype) if state_dtype else None,
-        )
-    except ValueError as error:
-        return KvPerSequence(Fraction(0), "0 B", (f"KV not counted: {error}",))
-    notes: list[str] = []
-    kv = report.kv_bytes_at_context
-    working = "" if kv is None else f"{gib(kv)} KV"
-    if context is None:
-        kv, working = Fraction(0), "no KV"
-        notes.append("KV not counted: context_tokens not stated")
-    elif kv is None:
-        kv, working = Fraction(0), "no KV"
-        notes.append(f"KV not counted: {record.model_display} does not give it")
-    state = report.fixed_state_bytes
-    if state is None:
-        notes.append("fixed state not counted (unknown dimensions)")
-    elif state:
-        working += f" + {gib(state)} state"
-    return KvPerSequence(kv + (state or 0), working, tuple(notes))
+class Drafting(NamedTuple):
+    """Speculative decoding as a run states it (method None: none)."""
+
+    method: str | None
+    draft_tokens: int | None
+    acceptance: Fraction | None
+    draft_model: Model | None
+    draft_model_id: str | None
 
 
-def _measured(value: Any, *, lenient_high: bool) -> Fraction | None:
-    """A measured figure: a number, ``{about: x}``, or a range (the lenient end)."""
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return exact(value)
-    if isinstance(value, dict):
-        if "about" in value:
-            return _measured(value["about"], lenient_high=lenient_high)
-        if "min" in value and "max" in value:
-            return _measured(value["max" if lenient_high else "min"], lenient_high=lenient_high)
-    return None
+class Figure(NamedTuple):
+    """One measured figure a plausibility check compares: where it stands and how to read it."""
+
+    kind: str  # decode | ttft | prefill
+    path: JsonPath
+    name: str  # as messages name it
+    statistic: str | None
+    scope: str | None  # per_sequence | aggregate | None
+
+
+class RunSetup(NamedTuple):
+    """What a run was measured with: its own settings, else the record's."""
+
+    label: str  # "run 'warm'", or "the record" for format 1
+    path: JsonPath  # where a fit problem is reported
+    model: Model | None
+    model_display: str
+    hardware: HardwareReading | str
+    device_count: int | None
+    engine: str | None
+    weights: WeightReadings | str
+    weights_offloaded: bool
+    techniques: tuple[str, ...]
+    concurrency: int | str | None  # a number, "unbounded", or None when not stated
+    drafting: Drafting | str
+    kv_fit: KvReading | str  # KV at the longest context a sequence is known to reach
+    kv_decode: KvReading | str  # KV at the context every sequence is known to reach
+    prefill_context: Fraction | str  # prompt tokens of a full prefill
+    figures: tuple[Figure, ...]
+    reuse: tuple[str, ...]  # why a TTFT of this run may not be a full prefill
+
+
+class Inputs(NamedTuple):
+    """Every file a record's plausibility checks read, already loaded."""
+
+    hardware: HardwareIndex
+    models: ModelLookup | None = None
 
 
 def _find(data: Any, *path: str | int) -> Any:
@@ -383,288 +447,699 @@ def _find(data: Any, *path: str | int) -> Any:
     return data
 
 
-class Setup(NamedTuple):
-    """What the checks take from the record, its model and its hardware, or why not."""
-
-    hardware: Hardware | None
-    hardware_missing: str | None
-    device_count: int | None
-    parameters: ParameterCount | None
-    weights: Weights
-    kv: KvPerSequence
-    concurrency: int | str | None  # a number, "unbounded", or None when not stated
-    named_hardware: HardwareIndex  # every hardware file the record names (fit claims too)
-    assumed: Assumed
-
-
-def setup_of(record: RecordContext, hardware_files: HardwareIndex) -> Setup:
-    """Everything the checks need, worked out once per record."""
-    methodology = record.data["methodology"]
-    stated = methodology["hardware"]
-    found, missing = _resolve(
-        stated.get("accelerator"), hardware_files, "methodology.hardware.accelerator"
-    )
-    weights = record_weights(methodology.get("weights_precision"))
-    return Setup(
-        hardware=found,
-        hardware_missing=missing,
-        device_count=stated.get("count"),
-        parameters=record.model.parameters,
-        weights=weights,
-        kv=kv_per_sequence(record),
-        concurrency=methodology.get("concurrency"),
-        named_hardware=hardware_files,
-        assumed=assumed_inputs(record, weights),
-    )
+def _measured(value: Any, *, lenient_high: bool) -> Fraction | None:
+    """A measured figure: a number, ``{about: x}``, a range (the lenient end), or a bound that
+    limits it on the lenient side ({max: x} of a time, {min: x} of a rate)."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return exact(value)
+    if isinstance(value, dict):
+        if "about" in value:
+            return _measured(value["about"], lenient_high=lenient_high)
+        if "min" in value and "max" in value:
+            return _measured(value["max" if lenient_high else "min"], lenient_high=lenient_high)
+        if set(value) == {"min"} and not lenient_high:
+            return _measured(value["min"], lenient_high=lenient_high)
+        if set(value) == {"max"} and lenient_high:
+            return _measured(value["max"], lenient_high=lenient_high)
+    return None
 
 
-def _resolve(
-    accelerator: str | None, hardware_files: HardwareIndex, where: str
-) -> tuple[Hardware | None, str | None]:
-    if accelerator is None:
-        return None, f"{where} is null"
-    state = hardware_files.get(accelerator)
-    if state is None:
-        return None, f"hardware/{accelerator}.yaml does not exist"
-    if state.hardware is None:
-        return None, f"{state.display} has problems"
-    return state.hardware, None
-
-
-def _billions(parameters: ParameterCount | None, which: str, model_display: str) -> Fraction | str:
-    if parameters is None:
-        return f"{model_display} states no parameter counts"
-    value = parameters.total_billions if which == "total" else parameters.active_billions
-    if value is None:
-        return (
-            f"{model_display} does not state its {which} parameter count ({parameters.stated_as!r})"
+def resolve_hardware(
+    stated: dict[str, Any], index: HardwareIndex, where: str
+) -> HardwareReading | str:
+    """The accelerator (or family) a hardware mapping names, or why there is none to use."""
+    accelerator, family = stated.get("accelerator"), stated.get("family")
+    if accelerator is not None:
+        state = index.get(accelerator)
+        if state is None:
+            return f"hardware/{accelerator}.yaml does not exist"
+        if state.hardware is None:
+            return f"{state.display} has problems"
+        return HardwareReading(state.hardware, state.hardware, None)
+    if family is not None:
+        members = index.families.get(family, ())
+        if not members:
+            return f"no hardware file declares family {family}"
+        generous = family_reading(family, members, generous=True)
+        if len(members) == 1:
+            return HardwareReading(generous, generous, None)
+        least = family_reading(family, members, generous=False)
+        assumption = (
+            f"the {family} family's least generous member ({', '.join(m.id for m in members)})"
         )
-    return value
+        return HardwareReading(generous, least, assumption)
+    return f"{where}.accelerator is null"
 
 
-def _count(setup: Setup) -> int | str:
-    return (
-        "methodology.hardware.count is null" if setup.device_count is None else setup.device_count
+def _weights(stated: Any, model: Model, engine: str | None) -> WeightReadings | str:
+    found = None if stated is None else weight_format(str(stated))
+    if stated is not None and found is None:
+        return f"weights precision {stated!r} is not in the vocabulary (KV706)"
+    return readings(found, model.dtype, engine)
+
+
+def _element_bits(name: str) -> Fraction:
+    element = parse_element_type(name)
+    overhead = Fraction(element.group_scale_bits, element.group_size or 1)
+    return Fraction(element.value_bits) + (overhead if element.group_size else 0)
+
+
+def _kv_bytes(
+    model: Model, dtype: str, context: int, state_dtype: str | None
+) -> tuple[Fraction, str, list[str]]:
+    """The physical cache (every layer as the model is, windows capped) of one sequence."""
+    try:
+        report = kv_report(
+            model,
+            parse_element_type(dtype),
+            context,
+            "cache",
+            parse_element_type(state_dtype) if state_dtype else None,
+        )
+    except ValueError as error:
+        return Fraction(0), "no KV", [f"KV not counted: {error}"]
+    notes: list[str] = []
+    kv = report.kv_bytes_at_context
+    text = f"{gib(kv)} KV ({dtype})" if kv is not None else "no KV"
+    if kv is None:
+        kv = Fraction(0)
+        notes.append(f"KV not counted: models/{model.id} does not give it")
+    state = report.fixed_state_bytes
+    if state is None:
+        if any(cost.state_formula for cost in report.groups):
+            notes.append("fixed state not counted (unknown dimensions)")
+    elif state:
+        text += f" + {gib(state)} state"
+    return kv + (state or 0), text, notes
+
+
+def kv_reading(
+    model: Model,
+    context: int | None,
+    dtype: Any,
+    dtype_stated: bool,
+    state_dtype: str | None,
+    engine: str | None,
+) -> KvReading | str:
+    """One sequence's cache at ``context`` on both readings of the KV dtype."""
+    if context is None:
+        return KvReading(
+            Fraction(0), Fraction(0), "no KV", "no KV", None, ("KV not counted: no context stated",)
+        )
+    names = list(dtype.values()) if isinstance(dtype, dict) else [dtype]
+    try:
+        likely = min(names, key=_element_bits)
+    except ValueError as error:
+        return str(error)
+    notes = ["KV at the smallest of the stated types"] if len(set(names)) > 1 else []
+    favourable, assumption = likely, None
+    if not dtype_stated:
+        floor = engine_floor(engine).kv_dtype
+        if _element_bits(floor) < _element_bits(likely):
+            favourable = floor
+        assumption = (
+            f"KV dtype {likely} assumed (not stated; {engine or 'the engine'} offers {floor})"
+        )
+    low, low_text, low_notes = _kv_bytes(model, favourable, context, state_dtype)
+    high, high_text, high_notes = _kv_bytes(model, likely, context, state_dtype)
+    notes += [note for note in dict.fromkeys(low_notes + high_notes)]
+    if low == high:
+        assumption = None
+    return KvReading(low, high, low_text, high_text, assumption, tuple(notes))
+
+
+def _context_forms(value: Any) -> tuple[int | None, int | None, Fraction | str]:
+    """A run's context as (a length some sequence reaches, a length every sequence reaches,
+    the prompt tokens of one prefill or why not)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value, value, Fraction(value)
+    if isinstance(value, dict):
+        if "about" in value:
+            about = exact(value["about"])
+            return math.floor(about), math.floor(about), about
+        if "min" in value and "max" in value:
+            low = exact(value["min"])
+            return math.floor(exact(value["max"])), math.floor(low), low
+        if len(value) == 1:
+            ((statistic, number),) = value.items()
+            reach = math.floor(exact(number))
+            every = reach if statistic == "min" else None
+            return reach, every, f"the context is a distribution ({statistic} {number:,})"
+    return None, None, "the context is not stated"
+
+
+def _drafting(stated: dict[str, Any] | None, models: ModelLookup | None) -> Drafting | str:
+    if stated is None:
+        return Drafting(None, None, None, None, None)
+    acceptance = stated.get("acceptance_rate")
+    draft_id = stated.get("draft_model")
+    draft = None
+    if draft_id is not None:
+        draft = models(draft_id) if models is not None else None
+        if draft is None:
+            return f"draft model {draft_id!r} is not a sound model file (KV706)"
+    return Drafting(
+        stated["method"],
+        stated.get("draft_tokens"),
+        None if acceptance is None else exact(acceptance),
+        draft,
+        draft_id,
     )
 
 
-def weight_bytes(billions: Fraction, weights: WeightFormat) -> Fraction:
-    return billions * BILLION * weights.bits / 8
+def _run_figures(run: Run, data: dict[str, Any]) -> tuple[Figure, ...]:
+    figures = []
+    for index, metric in enumerate(run.stated.get("metrics", [])):
+        path: JsonPath = (*run.path, "metrics", index, "value")
+        name, statistic = metric["name"], metric["statistic"]
+        if name == "decode_tokens_per_s":
+            figures.append(Figure("decode", path, name, statistic, metric.get("scope")))
+        elif name == "output_tokens_per_s":
+            figures.append(Figure("decode", path, name, statistic, "aggregate"))
+        elif name == "ttft_ms":
+            figures.append(Figure("ttft", path, name, statistic, None))
+        elif name == "prefill_tokens_per_s":
+            figures.append(Figure("prefill", path, name, statistic, metric.get("scope")))
+    return tuple(figures)
 
 
-def _weights_working(billions: Fraction, weights: WeightFormat, label: str) -> str:
-    return f"{format_exact(billions)}B {label} params x {float(weights.bits):g} bits / 8"
+def _reuse(
+    run: Run | None, techniques: tuple[str, ...], metrics: list[dict[str, Any]]
+) -> tuple[str, ...]:
+    reasons = []
+    if run is None or run.stated["role"] == "treatment":
+        reasons += [t for t in techniques if t in PREFIX_REUSE]
+    if any(m["name"] == "hit_rate" for m in metrics):
+        reasons.append("a hit rate is stated")
+    return tuple(reasons)
+
+
+def run_setups(record: RecordContext, inputs: Inputs) -> list[RunSetup]:
+    """Each run's setup (a format-1 record: one, the record's own)."""
+    data = record.data
+    if "runs" not in data:
+        return [_record_setup(record, inputs)]
+    return [_run_setup(record, inputs, run) for run in runs(data)]
+
+
+def _setup(
+    record: RecordContext,
+    inputs: Inputs,
+    *,
+    label: str,
+    path: JsonPath,
+    settings: Mapping[str, Any],
+    model_id: str | None,
+    techniques: tuple[str, ...],
+    context: Any,
+    figures: tuple[Figure, ...],
+    reuse: tuple[str, ...],
+    hardware_where: str,
+) -> RunSetup:
+    data = record.data
+    methodology = data["methodology"]
+    basis = data["kv_bytes_basis"]
+
+    def setting(key: str) -> Any:
+        return settings[key] if key in settings else methodology.get(key)
+
+    model: Model | None = record.model
+    model_display = record.model_display
+    if model_id is not None and model_id != data["model"]:
+        model = inputs.models(model_id) if inputs.models is not None else None
+        model_display = f"models/{model_id}"
+    hardware_stated = setting("hardware")
+    engine = (setting("engine") or {}).get("name")
+    hardware = resolve_hardware(hardware_stated, inputs.hardware, hardware_where)
+    placement = setting("weights_placement") or {}
+    concurrency = setting("concurrency")
+    if "kv_dtype" in settings:
+        dtype, dtype_stated = settings["kv_dtype"], bool(settings.get("kv_dtype_stated", False))
+    else:
+        dtype, dtype_stated = basis["dtype"], bool(basis["dtype_stated"])
+    reach, every, prefill_context = _context_forms(context)
+    weights: WeightReadings | str
+    kv_fit: KvReading | str
+    kv_decode: KvReading | str
+    if model is None:
+        weights = kv_fit = kv_decode = f"{model_display} is not loaded"
+    else:
+        weights = _weights(setting("weights_precision"), model, engine)
+        state_dtype = basis.get("state_dtype")
+        kv_fit = kv_reading(model, reach, dtype, dtype_stated, state_dtype, engine)
+        kv_decode = kv_reading(model, every, dtype, dtype_stated, state_dtype, engine)
+        if every is None and reach is not None and isinstance(kv_decode, KvReading):
+            kv_decode = kv_decode._replace(notes=("KV not counted: the context is a distribution",))
+    return RunSetup(
+        label=label,
+        path=path,
+        model=model,
+        model_display=model_display,
+        hardware=hardware,
+        device_count=hardware_stated.get("count"),
+        engine=engine,
+        weights=weights,
+        weights_offloaded=placement.get("on") == "offloaded",
+        techniques=techniques,
+        concurrency=concurrency,
+        drafting=_drafting(setting("speculative_decoding"), inputs.models),
+        kv_fit=kv_fit,
+        kv_decode=kv_decode,
+        prefill_context=prefill_context,
+        figures=figures,
+        reuse=reuse,
+    )
+
+
+def _run_setup(record: RecordContext, inputs: Inputs, run: Run) -> RunSetup:
+    own_hardware = "hardware" in run.stated and run.stated["hardware"].get("accelerator")
+    path: JsonPath = (*run.path, "hardware", "accelerator") if own_hardware else (*run.path, "id")
+    where = f"runs[{run.position}].hardware" if "hardware" in run.stated else "methodology.hardware"
+    techniques = tuple(run.techniques)
+    return _setup(
+        record,
+        inputs,
+        label=f"run '{run.id}'",
+        path=path,
+        settings=run.stated,
+        model_id=run.stated.get("model"),
+        techniques=techniques,
+        context=run.context(record.data),
+        figures=_run_figures(run, record.data),
+        reuse=_reuse(run, techniques, run.stated.get("metrics", [])),
+        hardware_where=where,
+    )
+
+
+def _record_setup(record: RecordContext, inputs: Inputs) -> RunSetup:
+    """A format-1 record's one setup: the methodology, the card and ``results``."""
+    data = record.data
+    results = data.get("results", {})
+    scope = results.get("decode_rate_scope")
+    figures = [
+        Figure("decode", ("measured_tps_at_ctx",), "measured_tps_at_ctx", None, scope),
+        Figure(
+            "decode", ("results", "decode_tokens_per_s"), "results.decode_tokens_per_s", None, scope
+        ),
+        Figure(
+            "prefill",
+            ("results", "prefill_tokens_per_s"),
+            "results.prefill_tokens_per_s",
+            None,
+            None,
+        ),
+    ]
+    techniques = tuple(data.get("techniques", []))
+    reuse = tuple(t for t in techniques if t in PREFIX_REUSE)
+    if results.get("cold_ttft_ms") is not None:
+        figures.append(
+            Figure("ttft", ("results", "cold_ttft_ms"), "results.cold_ttft_ms", None, None)
+        )
+        reuse = ()
+    else:
+        figures.append(
+            Figure("ttft", ("measured_ttft_ms_at_ctx",), "measured_ttft_ms_at_ctx", None, None)
+        )
+    return _setup(
+        record,
+        inputs,
+        label="the record",
+        path=("methodology", "hardware", "accelerator"),
+        settings={},
+        model_id=None,
+        techniques=techniques,
+        context=data["kv_bytes_basis"].get("context_tokens"),
+        figures=tuple(figures),
+        reuse=reuse,
+        hardware_where="methodology.hardware",
+    )
+
+
+def _count(setup: RunSetup) -> int | str:
+    return "the accelerator count is null" if setup.device_count is None else setup.device_count
+
+
+def _rated_low(rating: str, what: str, hardware: Hardware) -> list[str]:
+    return [f"{what} rated low in {hardware.display}"] if rating == "low" else []
+
+
+def _listed(*items: str | None) -> tuple[str, ...]:
+    return tuple(item for item in items if item is not None)
+
+
+def weight_bytes(billions_: Fraction, weights: WeightFormat) -> Fraction:
+    return billions_ * BILLION * weights.bits / 8
+
+
+def _weights_working(billions_: Fraction, weights: WeightFormat, label: str) -> str:
+    return f"{format_exact(billions_)}B {label} params x {float(weights.bits):g} bits / 8 ({weights.name})"
+
+
+def _common(
+    setup: RunSetup, which: str
+) -> tuple[HardwareReading, int, Billions, WeightReadings] | str:
+    """The hardware, count, parameter count and weights every check needs, or why not."""
+    active = (
+        billions(setup.model.parameters, which, setup.model_display)
+        if setup.model is not None
+        else f"{setup.model_display} is not loaded"
+    )
+    count = _count(setup)
+    missing = [m for m in (setup.hardware, count, active, setup.weights) if isinstance(m, str)]
+    if missing:
+        return "; ".join(missing)
+    assert isinstance(setup.hardware, HardwareReading) and isinstance(count, int)
+    assert isinstance(active, Billions) and isinstance(setup.weights, WeightReadings)
+    return setup.hardware, count, active, setup.weights
 
 
 # ---- KV701 fit ------------------------------------------------------------------------------
 
 
-def evaluate_fit(record: RecordContext, setup: Setup) -> Evaluation:
-    path: JsonPath = ("methodology", "hardware", "accelerator")
-    base = Evaluation(FIT, "fit", path)
-    if "kv_offload" in record.data.get("techniques", []):
-        return _skip(base, "the record declares kv_offload (the cache may live off the device)")
-    total = _billions(setup.parameters, "total", record.model_display)
-    count = _count(setup)
-    missing = [m for m in (setup.hardware_missing, total, count) if isinstance(m, str)]
-    if missing or setup.hardware is None:
-        return _skip(base, "; ".join(missing))
-    assert isinstance(total, Fraction) and isinstance(count, int)
-    hardware = setup.hardware
-    if hardware.usable_memory_bytes is None:
-        return _skip(base, f"{hardware.display} gives no memory size")
-    # Unbounded concurrency fixes no number of sequences: one is the reading most favourable
-    # to the record.
-    sequences = setup.concurrency if isinstance(setup.concurrency, int) else 1
-    weights = weight_bytes(total, setup.weights.format)
-    need = weights + sequences * setup.kv.bytes
-    assumed = setup.assumed
-    assumptions = _listed(
-        assumed.parameters, assumed.weights, assumed.kv_dtype if setup.kv.bytes else None
+def evaluate_fit(setup: RunSetup) -> Evaluation:
+    check = f"{setup.label}: fit"
+    common = _common(setup, "total")
+    if isinstance(common, str) or isinstance(setup.kv_fit, str):
+        return _skip(
+            FIT, check, setup.path, common if isinstance(common, str) else str(setup.kv_fit)
+        )
+    hardware, count, total, weights = common
+    kv = setup.kv_fit
+    if hardware.favourable.usable_memory_bytes is None:
+        return _skip(FIT, check, setup.path, f"{hardware.favourable.display} gives no memory size")
+    kv_offload = "kv_offload" in setup.techniques
+    # Offloading lets the engine keep only the sequence it is computing on the accelerator.
+    concurrent = setup.concurrency if isinstance(setup.concurrency, int) else 1
+    sequences = 1 if kv_offload else concurrent
+    notes = list(kv.notes)
+    assumptions = list(_listed(total.assumption, weights.assumption, hardware.assumption))
+
+    def side(
+        params: Fraction,
+        weights_format: WeightFormat,
+        kv_bytes: Fraction,
+        kv_text: str,
+        seqs: int,
+        hw: Hardware,
+        likely: bool,
+    ) -> Side:
+        if setup.weights_offloaded:
+            weight_total, weight_text = Fraction(0), "weights offloaded"
+        else:
+            weight_total = weight_bytes(params, weights_format)
+            weight_text = (
+                f"weights {gib(weight_total)} ({_weights_working(params, weights_format, 'total')})"
+            )
+        on_device = kv_bytes
+        text = kv_text
+        if kv_offload and not likely:
+            on_device, text = Fraction(0), "no KV (offloaded)"
+        if seqs > 1:
+            text = f"{seqs} x ({text})"
+        need = weight_total + seqs * on_device
+        memory = hw.usable_memory_bytes
+        figure = hw.memory_figure
+        if likely and hw.likely_memory_bytes is not None:
+            memory, figure = hw.likely_memory_bytes, "usable_gib_approx (the GPU's default share)"
+        assert memory is not None
+        return Side(
+            need,
+            count * memory,
+            f"{weight_text} + {text} = {gib(need)}",
+            f"{count} x {gib(memory)} ({hw.display} {figure})",
+        )
+
+    favourable = side(
+        total.low,
+        weights.favourable,
+        kv.favourable,
+        kv.favourable_text,
+        1,
+        hardware.favourable,
+        False,
     )
-    per_sequence = f"{sequences} x ({setup.kv.working})" if sequences > 1 else setup.kv.working
-    return base._replace(
-        value=need,
-        limit=count * hardware.usable_memory_bytes,
-        subject=(
-            f"weights {gib(weights)} ({_weights_working(total, setup.weights.format, 'total')})"
-            f" + {per_sequence} = {gib(need)}"
+    likely = side(
+        total.likely, weights.likely, kv.likely, kv.likely_text, sequences, hardware.likely, True
+    )
+    if sequences > 1:
+        assumptions.append(f"all {sequences} concurrent sequences at the context at once")
+    if kv_offload:
+        assumptions.append("the running sequence's KV stays on the accelerator (kv_offload)")
+    if hardware.likely.likely_memory_bytes is not None:
+        assumptions.append(f"{hardware.likely.display}'s default GPU share of the unified memory")
+    if kv.assumption:
+        assumptions.append(kv.assumption)
+    if setup.weights_offloaded:
+        notes.append("weights offloaded (weights_placement): not counted")
+    return Evaluation(
+        FIT,
+        check,
+        setup.path,
+        favourable,
+        likely,
+        assumptions=tuple(dict.fromkeys(assumptions)),
+        unfirm=tuple(
+            _rated_low(hardware.favourable.memory_confidence, "memory", hardware.favourable)
         ),
-        working=(
-            f"{count} x {gib(hardware.usable_memory_bytes)} "
-            f"({hardware.display} {hardware.memory_figure})"
-        ),
-        assumptions=(*assumptions, *_memory_assumptions(hardware)),
-        notes=setup.kv.notes,
+        notes=tuple(notes),
     )
 
 
 # ---- KV702 decode roofline ------------------------------------------------------------------
 
-DECODE_FIGURES: tuple[JsonPath, ...] = (
-    ("measured_tps_at_ctx",),
-    ("results", "decode_tokens_per_s"),
-)
 
-
-def speculation(record: RecordContext) -> tuple[int | None, str | None]:
-    """Tokens a decode step may emit: (1 + draft tokens, its source), (None, why) if unknown."""
-    engine = record.data["methodology"]["engine"]
-    text = " ".join([*engine.get("flags", []), *engine.get("components", [])])
-    if not _SPECULATIVE.search(text):
-        return 1, None
-    drafted = _DRAFT_TOKENS.search(text)
-    if drafted is None:
-        return None, "speculative decoding with an unstated draft length"
-    draft = int(drafted.group(1))
-    return 1 + draft, f"speculative decoding, up to {1 + draft} tokens per step"
-
-
-# A run that sets its own hardware, model, engine, weights, concurrency or drafting is measured
-# in another setup than the record's; the record-level checks do not apply to its figures.
-_OWN_SETUP = (
-    "hardware",
-    "model",
-    "engine",
-    "weights_precision",
-    "concurrency",
-    "speculative_decoding",
-)
-
-
-def record_setup_metrics(data: dict[str, Any], names: tuple[str, ...]) -> list[Measured]:
-    """The format-2 metrics named ``names`` of every run measured in the record's own setup and
-    at the basis's context (the KV the checks count)."""
-    context = data["kv_bytes_basis"].get("context_tokens")
-    return [
-        found
-        for run in runs(data)
-        if not any(key in run.stated for key in _OWN_SETUP) and run.context(data) == context
-        for index, metric in enumerate(run.stated.get("metrics", []))
-        if metric["name"] in names and (found := Measured(run, index, metric))
-    ]
-
-
-def decode_figures(data: dict[str, Any]) -> list[tuple[JsonPath, str | None]]:
-    """Each decode rate a record states, with its scope (per_sequence, aggregate, or None)."""
-    if "runs" not in data:
-        scope = _find(data, "results", "decode_rate_scope")
-        return [(path, scope) for path in DECODE_FIGURES]
-    found: list[tuple[JsonPath, str | None]] = []
-    for item in record_setup_metrics(data, ("decode_tokens_per_s", "output_tokens_per_s")):
-        aggregate = item.stated["name"] == "output_tokens_per_s"
-        found.append((item.value_path, "aggregate" if aggregate else item.stated.get("scope")))
-    if not found:
-        found.append((("measured_tps_at_ctx",), None))
-    return found
-
-
-def evaluate_decode(record: RecordContext, setup: Setup) -> list[Evaluation]:
-    evaluations = []
-    for path, scope in decode_figures(record.data):
-        value = _measured(_find(record.data, *path), lenient_high=False)
-        base = Evaluation(DECODE_ROOFLINE, f"decode {dotted(path)}", path)
-        if value is None:
-            evaluations.append(_skip(base, f"{dotted(path)} is not stated"))
-            continue
-        evaluations.append(_decode_one(record, setup, base, value, scope))
-    return evaluations
-
-
-class _DecodeReading(NamedTuple):
-    """How a stated decode rate is read: per sequence or aggregate over a batch."""
+class _Reading(NamedTuple):
+    """How a decode rate is read: per sequence or aggregate over B sequences (None: any)."""
 
     aggregate: bool
-    batch: int
+    batch: int | None
     text: str
-    assumption: str | None
 
 
-def _decode_reading(record: RecordContext, setup: Setup, scope: str | None) -> _DecodeReading | str:
-    concurrency = setup.concurrency
-    if concurrency == "unbounded":
-        if scope == "per_sequence":
-            return _DecodeReading(False, 1, "per sequence (as stated; concurrency unbounded)", None)
-        return "concurrency unbounded: an aggregate rate over any number of sequences has no bound"
-    batch = concurrency if isinstance(concurrency, int) else 1
-    if scope == "per_sequence":
-        return _DecodeReading(False, batch, "per sequence (as the record states)", None)
-    if scope == "aggregate":
-        text = f"aggregate over {batch} sequences (as the record states)"
-        return _DecodeReading(True, batch, text, setup.assumed.concurrency)
-    if isinstance(concurrency, int) and concurrency > 1:
-        text = f"aggregate over {batch} sequences (the record does not say; the lenient reading)"
-        return _DecodeReading(True, batch, text, None)
-    if concurrency is None:
-        text = "one sequence (concurrency not stated)"
-        return _DecodeReading(False, batch, text, setup.assumed.concurrency)
-    return _DecodeReading(False, batch, "one sequence", None)
-
-
-def _decode_one(
-    record: RecordContext, setup: Setup, base: Evaluation, value: Fraction, scope: str | None
-) -> Evaluation:
-    active = _billions(setup.parameters, "active", record.model_display)
-    count = _count(setup)
-    steps, speculative = speculation(record)
-    missing = [m for m in (setup.hardware_missing, active, count) if isinstance(m, str)]
-    if steps is None:
-        missing.append(speculative or "")
-    if missing or setup.hardware is None:
-        return _skip(base, "; ".join(missing))
-    assert isinstance(active, Fraction) and isinstance(count, int) and steps is not None
-    hardware = setup.hardware
-    if hardware.bandwidth_bytes_per_s is None:
-        return _skip(base, f"{hardware.display} gives no memory bandwidth")
-    reading = _decode_reading(record, setup, scope)
-    if isinstance(reading, str):
-        return _skip(base, reading)
-    batch = reading.batch
-    assumed = setup.assumed
-    assumptions = _listed(
-        assumed.parameters,
-        reading.assumption,
-        assumed.weights,
-        assumed.kv_dtype if setup.kv.bytes else None,
+def _decode_readings(
+    concurrency: int | str | None, scope: str | None
+) -> tuple[_Reading, _Reading, str | None]:
+    """The favourable and likely readings of a decode rate, and what the likely one assumes."""
+    stated = concurrency if isinstance(concurrency, int) else None
+    if scope == "per_sequence" or (scope is None and stated == 1):
+        likely_batch = stated or 1
+        favourable = _Reading(False, 1, "one sequence")
+        likely = _Reading(
+            False,
+            likely_batch,
+            f"one of {likely_batch} sequences" if likely_batch > 1 else "one sequence",
+        )
+        return (
+            favourable,
+            likely,
+            (f"{likely_batch} sequences decoding at once" if likely_batch > 1 else None),
+        )
+    if stated is not None:
+        aggregate = _Reading(True, stated, f"aggregate over {stated} sequences")
+        if scope == "aggregate":
+            return aggregate, aggregate, None
+        per_sequence = _Reading(False, stated, f"one of {stated} sequences")
+        return (
+            aggregate,
+            per_sequence,
+            "decode_tokens_per_s is one sequence's rate (its scope is not stated)",
+        )
+    any_batch = _Reading(
+        True,
+        None,
+        f"aggregate over any number of sequences (concurrency {concurrency or 'not stated'})",
     )
-    weights = weight_bytes(active, setup.weights.format)
-    bandwidth = count * hardware.bandwidth_bytes_per_s
-    per_sequence = steps * bandwidth / (weights + batch * setup.kv.bytes)
-    limit = per_sequence * batch if reading.aggregate else per_sequence
-    kv_term = f"{batch} x {setup.kv.working}" if batch > 1 else setup.kv.working
-    factor = f"{steps} x " if steps > 1 else ""
-    times_batch = f"{batch} sequences x " if reading.aggregate else ""
-    bandwidth_text = f"{count} x {format_exact(hardware.bandwidth_bytes_per_s / 10**9)} GB/s"
-    working = (
-        f"the {tokens_per_s(limit)} roofline = {times_batch}{factor}{bandwidth_text} / "
-        f"(weights {gib(weights)} [{_weights_working(active, setup.weights.format, 'active')}]"
-        f" + {kv_term}) ({hardware.display} {hardware.bandwidth_figure})"
+    if scope == "aggregate" or concurrency == "unbounded":
+        if scope == "aggregate":
+            return any_batch, any_batch, None
+        return (
+            any_batch,
+            _Reading(False, 1, "one sequence"),
+            "one sequence's rate (scope not stated)",
+        )
+    return any_batch, _Reading(False, 1, "one sequence"), "concurrency not stated: one sequence"
+
+
+def evaluate_decode(setup: RunSetup, figure: Figure, value: Fraction) -> Evaluation:
+    check = f"{setup.label}: decode {figure.name}"
+    common = _common(setup, "active")
+    reasons = [r for r in (common, setup.kv_decode, setup.drafting) if isinstance(r, str)]
+    if reasons:
+        return _skip(DECODE_ROOFLINE, check, figure.path, "; ".join(reasons))
+    assert not isinstance(common, str) and isinstance(setup.kv_decode, KvReading)
+    assert isinstance(setup.drafting, Drafting) and setup.model is not None
+    hardware, count, active, weights = common
+    kv, drafting, model = setup.kv_decode, setup.drafting, setup.model
+    favourable_reading, likely_reading, reading_assumption = _decode_readings(
+        setup.concurrency, figure.scope
     )
-    return base._replace(
-        value=value,
-        limit=limit,
-        subject=f"{tokens_per_s(value)} read as {reading.text}",
-        working=working,
-        assumptions=(
-            *assumptions,
-            *_rated_below_high(hardware.bandwidth_confidence, "bandwidth", hardware),
-        ),
-        notes=(*setup.kv.notes, *_listed(speculative)),
+    notes = list(kv.notes)
+    assumptions = list(
+        _listed(
+            active.assumption,
+            weights.assumption,
+            hardware.assumption,
+            kv.assumption,
+            reading_assumption,
+        )
+    )
+    k = drafting.draft_tokens
+    if drafting.method is not None and k is None:
+        notes.append("speculative decoding with an unstated draft length: only the compute bound")
+    if drafting.acceptance is not None and k is not None:
+        assumptions.append(
+            f"{format_exact(1 + drafting.acceptance * k)} tokens per step (acceptance {format_exact(drafting.acceptance)} x {k} drafted + 1)"
+        )
+
+    def draft_bytes(bits: WeightFormat, likely: bool) -> tuple[Fraction, str]:
+        if drafting.method is None or k is None:
+            return Fraction(0), ""
+        if drafting.draft_model is not None:
+            draft = billions(
+                drafting.draft_model.parameters, "active", f"models/{drafting.draft_model_id}"
+            )
+            if isinstance(draft, str):
+                notes.append(f"draft weights not counted: {draft}")
+                return Fraction(0), ""
+            params = draft.likely if likely else draft.low
+            per = weight_bytes(params, bits)
+            return (
+                k * per,
+                f" + {k} x draft {gib(per)} [{_weights_working(params, bits, 'active')}]",
+            )
+        hidden = model.hidden_size
+        if drafting.method in _HEAD_DRAFTS and hidden is not None:
+            per = Fraction(hidden * hidden) * bits.bits / 8
+            return k * per, f" + {k} x draft head >= {hidden:,}^2 x {float(bits.bits):g} bits / 8"
+        if drafting.method in _HEAD_DRAFTS:
+            notes.append(f"draft head not counted: {setup.model_display} states no hidden_size")
+        return Fraction(0), ""
+
+    def side(
+        reading: _Reading,
+        params: Fraction,
+        bits: WeightFormat,
+        kv_bytes: Fraction,
+        kv_text: str,
+        hw: Hardware,
+        steps: Fraction | None,
+        compute_types: tuple[str, ...],
+        likely: bool,
+    ) -> Side | str:
+        limits: list[tuple[Fraction, str]] = []
+        weights_total = weight_bytes(params, bits)
+        draft, draft_text = draft_bytes(bits, likely)
+        bandwidth = hw.bandwidth_bytes_per_s
+        if bandwidth is not None and steps is not None:
+            total_bandwidth = count * bandwidth
+            factor = f"{format_exact(steps)} x " if steps != 1 else ""
+            bandwidth_text = f"{factor}{count} x {format_exact(bandwidth / 10**9)} GB/s"
+            weights_text = f"weights {gib(weights_total)} [{_weights_working(params, bits, 'active')}]{draft_text}"
+            if reading.batch is None:
+                if kv_bytes > 0:
+                    limits.append(
+                        (
+                            steps * total_bandwidth / kv_bytes,
+                            f"the {{limit}} roofline for any batch = {bandwidth_text} / ({kv_text} per sequence) ({hw.display} {hw.bandwidth_figure})",
+                        )
+                    )
+            else:
+                batch = reading.batch
+                per_step = weights_total + draft + batch * kv_bytes
+                per_sequence = steps * total_bandwidth / per_step
+                kv_term = f"{batch} x {kv_text}" if batch > 1 else kv_text
+                times = f"{batch} sequences x " if reading.aggregate else ""
+                limits.append(
+                    (
+                        per_sequence * batch if reading.aggregate else per_sequence,
+                        f"the {{limit}} roofline = {times}{bandwidth_text} / ({weights_text} + {kv_term}) ({hw.display} {hw.bandwidth_figure})",
+                    )
+                )
+        peak = hw.peak(compute_types)
+        if peak is not None:
+            compute_type, figure_ = peak
+            limits.append(
+                (
+                    count * figure_.flops_per_s / (2 * params * BILLION),
+                    f"the {{limit}} compute bound = {count} x {format_exact(figure_.flops_per_s / 10**12)} TFLOP/s {compute_type} ({figure_.figure}) / (2 x {format_exact(params)}e9 FLOP/token)",
+                )
+            )
+        if not limits:
+            return f"{hw.display} gives no bandwidth or peak"
+        limit, working = min(limits, key=lambda item: item[0])
+        return Side(
+            value,
+            limit,
+            f"{tokens_per_s(value)} read as {reading.text}",
+            working.format(limit=tokens_per_s(limit)),
+        )
+
+    steps_favourable = (
+        None if (drafting.method is not None and k is None) else Fraction((k or 0) + 1)
+    )
+    steps_likely = steps_favourable
+    if drafting.acceptance is not None and k is not None:
+        steps_likely = 1 + drafting.acceptance * k
+    favourable_types = (
+        weights.favourable.compute_types if weights.assumption is None else EVERY_COMPUTE_TYPE
+    )
+    favourable = side(
+        favourable_reading,
+        active.low,
+        weights.favourable,
+        kv.favourable,
+        kv.favourable_text,
+        hardware.favourable,
+        steps_favourable,
+        favourable_types,
+        False,
+    )
+    likely = side(
+        likely_reading,
+        active.likely,
+        weights.likely,
+        kv.likely,
+        kv.likely_text,
+        hardware.likely,
+        steps_likely,
+        (weights.likely.likely_compute,),
+        True,
+    )
+    if isinstance(favourable, str):
+        return _skip(DECODE_ROOFLINE, check, figure.path, favourable)
+    if isinstance(likely, str):
+        likely = favourable
+    unfirm = _rated_low(hardware.favourable.bandwidth_confidence, "bandwidth", hardware.favourable)
+    if "compute bound" in favourable.working:
+        peak = hardware.favourable.peak(favourable_types)
+        if peak is not None:
+            unfirm = _rated_low(peak[1].confidence, f"{peak[0]} peak", hardware.favourable)
+    return Evaluation(
+        DECODE_ROOFLINE,
+        check,
+        figure.path,
+        favourable,
+        likely,
+        assumptions=tuple(dict.fromkeys(assumptions)),
+        unfirm=tuple(unfirm),
+        notes=tuple(dict.fromkeys(notes)),
     )
 
 
 # ---- KV703 prefill ceiling ------------------------------------------------------------------
 
 
-def attention_flops_per_token(record: RecordContext, context: int) -> tuple[Fraction, str]:
+def attention_flops_per_token(model: Model, context: Fraction) -> tuple[Fraction, str]:
     """FLOPs one prompt token spends attending, averaged over a prompt of ``context`` tokens."""
     total = Fraction(0)
     terms = []
-    for group in record.model.leaf_groups():
+    for group in model.leaf_groups():
         if isinstance(group, Attention):
             if group.kv_heads is None or group.head_dim is None or group.value_dim is None:
                 continue
-            heads, widths = group.kv_heads, (group.head_dim, group.value_dim)
+            heads, widths = model.query_heads or group.kv_heads, (group.head_dim, group.value_dim)
         elif isinstance(group, MultiHeadLatent):
             if group.kv_lora_rank is None or group.qk_rope_head_dim is None:
                 continue
@@ -680,125 +1155,128 @@ def attention_flops_per_token(record: RecordContext, context: int) -> tuple[Frac
     return total, " + ".join(terms) or "0"
 
 
-def _attended(window: int | None, context: int) -> tuple[Fraction, str]:
+def _attended(window: int | None, context: Fraction) -> tuple[Fraction, str]:
     """The average context a prompt token attends to, with its working."""
+    shown = format_exact(context)
     if window is None or context <= window:
-        return Fraction(context, 2), f"{context:,}/2"
-    attended = Fraction(window * (2 * context - window), 2 * context)
-    return attended, f"{window:,} x (2 x {context:,} - {window:,}) / (2 x {context:,})"
+        return context / 2, f"{shown}/2"
+    attended = window * (2 * context - window) / (2 * context)
+    return attended, f"{window:,} x (2 x {shown} - {window:,}) / (2 x {shown})"
 
 
-def _cold_ttft_path(data: dict[str, Any]) -> JsonPath:
-    """Where the TTFT of a full prefill at the basis's context stands: a format-2 run that
-    reuses nothing (no hit rate), at that context; else format 1's results.cold_ttft_ms."""
-    context = data["kv_bytes_basis"].get("context_tokens")
-    for run in runs(data):
-        at_context = run.context(data) == context
-        cold = measured(run, "ttft_ms")
-        reuses = run.stated["role"] == "treatment" and set(run.techniques) & set(PREFIX_REUSE)
-        if at_context and cold is not None and measured(run, "hit_rate") is None and not reuses:
-            return cold.value_path
-    return ("results", "cold_ttft_ms")
+def _together(concurrency: int | str | None, statistic: str | None) -> Fraction:
+    """How many of N prompts sent together were prefilled by the stated TTFT statistic."""
+    if not isinstance(concurrency, int) or concurrency <= 1 or statistic is None:
+        return Fraction(1)
+    if statistic == "max":
+        return Fraction(concurrency)
+    if statistic == "mean":
+        return Fraction(concurrency + 1, 2)
+    if statistic in ("median", "p50"):
+        return Fraction(math.ceil(concurrency / 2))
+    if statistic.startswith("p"):
+        return Fraction(math.ceil(exact(statistic[1:]) * concurrency / 100))
+    return Fraction(1)
 
 
-def _ttft(record: RecordContext) -> tuple[JsonPath, Fraction] | str:
-    cold_path = _cold_ttft_path(record.data)
-    cold = _measured(_find(record.data, *cold_path), lenient_high=True)
-    if cold is not None and cold <= 0:  # the schema or KV802 reports it
-        return "the cold TTFT is not positive"
-    if cold is not None:
-        return cold_path, cold
-    reuse = [t for t in record.data.get("techniques", []) if t in PREFIX_REUSE]
-    measured = _measured(record.data.get("measured_ttft_ms_at_ctx"), lenient_high=True)
-    if measured is None:
-        return "no cold TTFT and no measured_ttft_ms_at_ctx"
-    if measured <= 0:
-        return "measured_ttft_ms_at_ctx is not positive"
-    if reuse:
-        return f"no cold TTFT, and measured_ttft_ms_at_ctx may be served from reused KV ({', '.join(reuse)})"
-    return ("measured_ttft_ms_at_ctx",), measured
-
-
-def evaluate_prefill(record: RecordContext, setup: Setup) -> list[Evaluation]:
-    """The prefill rate from context / TTFT, and the measured prefill rate when stated."""
-    context = record.data["kv_bytes_basis"].get("context_tokens")
-    evaluations = []
-    base = Evaluation(
-        PREFILL_CEILING, "prefill context / TTFT", ("kv_bytes_basis", "context_tokens")
-    )
-    ttft = _ttft(record)
-    if context is None:
-        evaluations.append(_skip(base, "kv_bytes_basis.context_tokens is null"))
-    elif isinstance(ttft, str):
-        evaluations.append(_skip(base, ttft))
+def evaluate_prefill(setup: RunSetup, figure: Figure, value: Fraction) -> Evaluation:
+    """The prefill rate of one TTFT (``value`` in ms) or measured prefill rate."""
+    check = f"{setup.label}: prefill {'context / TTFT' if figure.kind == 'ttft' else figure.name}"
+    common = _common(setup, "active")
+    if isinstance(common, str):
+        return _skip(PREFILL_CEILING, check, figure.path, common)
+    assert setup.model is not None
+    hardware, count, active, weights = common
+    context = setup.prefill_context
+    notes: list[str] = []
+    assumptions = list(_listed(active.assumption, weights.assumption, hardware.assumption))
+    if figure.kind == "ttft":
+        if setup.reuse:
+            return _skip(
+                PREFILL_CEILING,
+                check,
+                figure.path,
+                f"the TTFT may be served from reused KV ({', '.join(setup.reuse)})",
+            )
+        if isinstance(context, str):
+            return _skip(PREFILL_CEILING, check, figure.path, context)
+        if value <= 0:
+            return _skip(PREFILL_CEILING, check, figure.path, "the TTFT is not positive")
+        rate = context * 1000 / value
+        subject = f"{format_exact(context)} tokens / {format_exact(value / 1000)} s = {tokens_per_s(rate)}"
+        together = _together(setup.concurrency, figure.statistic)
+        likely_rate, likely_subject = rate, subject
+        if together > 1:
+            likely_rate = together * rate
+            likely_subject = (
+                f"{format_exact(together)} prompts x {subject} = {tokens_per_s(likely_rate)}"
+            )
+            assumptions.append(
+                f"the {setup.concurrency} prompts arrived together ({figure.statistic} TTFT)"
+            )
     else:
-        path, ttft_ms = ttft
-        value = Fraction(context * 1000) / ttft_ms
-        subject = f"{context:,} tokens / {format_exact(ttft_ms / 1000)} s = {tokens_per_s(value)}"
-        evaluations.append(_prefill_one(record, setup, base._replace(path=path), value, subject))
-    for measured_path in prefill_figures(record.data):
-        measured = _measured(_find(record.data, *measured_path), lenient_high=False)
-        shown = dotted(measured_path)
-        base = Evaluation(PREFILL_CEILING, f"prefill {shown}", measured_path)
-        if measured is None:
-            evaluations.append(_skip(base, f"{shown} is not stated"))
-        else:
-            subject = f"{tokens_per_s(measured)} measured"
-            evaluations.append(_prefill_one(record, setup, base, measured, subject))
-    return evaluations
-
-
-def prefill_figures(data: dict[str, Any]) -> list[JsonPath]:
-    """Each measured prefill rate a record states in its own setup."""
-    if "runs" not in data:
-        return [("results", "prefill_tokens_per_s")]
-    return [item.value_path for item in record_setup_metrics(data, ("prefill_tokens_per_s",))]
-
-
-def _prefill_one(
-    record: RecordContext, setup: Setup, base: Evaluation, value: Fraction, subject: str
-) -> Evaluation:
-    context = record.data["kv_bytes_basis"].get("context_tokens")
-    active = _billions(setup.parameters, "active", record.model_display)
-    count = _count(setup)
-    missing = [m for m in (setup.hardware_missing, active, count) if isinstance(m, str)]
-    if missing or setup.hardware is None:
-        return _skip(base, "; ".join(missing))
-    assert isinstance(active, Fraction) and isinstance(count, int)
-    hardware = setup.hardware
-    weights = setup.weights.format
-    peak = hardware.peak(weights.compute_types)
-    if peak is None:
-        types = ", ".join(weights.compute_types)
-        return _skip(base, f"{hardware.display} publishes no dense peak for {types}")
-    compute_type, figure = peak
-    notes = []
-    if context is None:
+        rate, subject = value, f"{tokens_per_s(value)} measured"
+        likely_rate, likely_subject = rate, subject
+    attended_context = context if isinstance(context, Fraction) else None
+    if attended_context is None:
         attention, attention_text = Fraction(0), "0"
-        notes.append("attention not counted: context_tokens not stated")
+        notes.append("attention not counted: no exact context")
     else:
-        attention, attention_text = attention_flops_per_token(record, context)
-    flops = 2 * active * BILLION + attention
-    limit = count * figure.flops_per_s / flops
-    which = (
-        "the most generous on the card, precision not stated"
-        if weights is ASSUMED_FORMAT
-        else f"the most generous for {weights.name} weights"
+        attention, attention_text = attention_flops_per_token(setup.model, attended_context)
+
+    def side(
+        params: Fraction,
+        compute_types: tuple[str, ...],
+        hw: Hardware,
+        value_: Fraction,
+        subject_: str,
+        which: str,
+    ) -> Side | str:
+        peak = hw.peak(compute_types)
+        if peak is None:
+            return f"{hw.display} publishes no dense peak for {', '.join(compute_types)}"
+        compute_type, figure_ = peak
+        flops = 2 * params * BILLION + attention
+        limit = count * figure_.flops_per_s / flops
+        tflops = format_exact(figure_.flops_per_s / 10**12)
+        return Side(
+            value_,
+            limit,
+            subject_,
+            f"the {tokens_per_s(limit)} ceiling = {count} x {tflops} TFLOP/s {compute_type} "
+            f"({figure_.figure}; {which}) / (2 x {format_exact(params)}e9 + {attention_text} "
+            f"= {format_scientific(flops)} FLOP/token)",
+        )
+
+    favourable_types = (
+        weights.favourable.compute_types if weights.assumption is None else EVERY_COMPUTE_TYPE
     )
-    tflops = format_exact(figure.flops_per_s / 10**12)
-    return base._replace(
-        value=value,
-        limit=limit,
-        subject=subject,
-        working=(
-            f"the {tokens_per_s(limit)} ceiling = {count} x {tflops} TFLOP/s "
-            f"{compute_type} ({figure.figure}; {which}) / "
-            f"(2 x {format_exact(active)}e9 + {attention_text} = {format_scientific(flops)} FLOP/token)"
-        ),
-        assumptions=(
-            *_listed(setup.assumed.parameters),
-            *_rated_below_high(figure.confidence, f"{compute_type} peak", hardware),
-        ),
+    favourable = side(
+        active.low, favourable_types, hardware.favourable, rate, subject, "the most generous"
+    )
+    likely_types: tuple[str, ...] = (weights.likely.likely_compute,)
+    if hardware.likely.peak(likely_types) is None:
+        likely_types = weights.likely.compute_types
+    likely = side(
+        active.likely,
+        likely_types,
+        hardware.likely,
+        likely_rate,
+        likely_subject,
+        f"{weights.likely.name} weights",
+    )
+    if isinstance(favourable, str):
+        return _skip(PREFILL_CEILING, check, figure.path, favourable)
+    peak = hardware.favourable.peak(favourable_types)
+    assert peak is not None
+    return Evaluation(
+        PREFILL_CEILING,
+        check,
+        figure.path,
+        favourable,
+        favourable if isinstance(likely, str) else likely,
+        assumptions=tuple(dict.fromkeys(assumptions)),
+        unfirm=tuple(_rated_low(peak[1].confidence, f"{peak[0]} peak", hardware.favourable)),
         notes=tuple(notes),
     )
 
@@ -806,65 +1284,91 @@ def _prefill_one(
 # ---- KV704 fit claims -----------------------------------------------------------------------
 
 
-def evaluate_fit_claims(record: RecordContext, setup: Setup) -> list[Evaluation]:
-    """Each fit claim evaluated like KV701 (or one skip when the record states none)."""
+def evaluate_fit_claims(record: RecordContext, inputs: Inputs) -> list[Evaluation]:
+    """Each fit claim on both readings."""
     claims = record.data["kv_bytes_basis"].get("fit_claims", [])
-    if not claims:
-        return [Evaluation(FIT_CLAIM, "fit claims", (), skipped="the record states no fit_claims")]
-    return [_fit_claim(record, setup, index, claim) for index, claim in enumerate(claims)]
+    return [_fit_claim(record, inputs, index, claim) for index, claim in enumerate(claims)]
 
 
 def _fit_claim(
-    record: RecordContext, setup: Setup, index: int, claim: dict[str, Any]
+    record: RecordContext, inputs: Inputs, index: int, claim: dict[str, Any]
 ) -> Evaluation:
     path: JsonPath = ("kv_bytes_basis", "fit_claims", index)
     fits = bool(claim["fits"])
-    label = f"fit claim [{index}] ({'fits' if fits else 'does not fit'})"
-    base = Evaluation(FIT_CLAIM, label, path, expect_within=fits)
-    inputs = _claim_inputs(record, setup, index, claim)
-    if isinstance(inputs, str):
-        return _skip(base, inputs)
-    hardware, total, report, basis_label = inputs
+    check = f"fit claim [{index}] ({'fits' if fits else 'does not fit'})"
+    inputs_ = _claim_inputs(record, inputs, index, claim)
+    if isinstance(inputs_, str):
+        return _skip(FIT_CLAIM, check, path, inputs_)
+    hardware, total, report, basis_label = inputs_
     if hardware.usable_memory_bytes is None:
-        return _skip(base, f"{hardware.display} gives no memory size")
+        return _skip(FIT_CLAIM, check, path, f"{hardware.display} gives no memory size")
     assert report.kv_bytes_at_context is not None
-    weights = record_weights(
-        claim["weights_precision"], stated_flag=claim["weights_precision_stated"]
-    )
+    stated = weight_format(claim["weights_precision"])
+    if stated is None:
+        return _skip(
+            FIT_CLAIM,
+            check,
+            path,
+            f"weights precision {claim['weights_precision']!r} is not in the vocabulary (KV706)",
+        )
+    engine = record.data["methodology"]["engine"]["name"]
+    claimed = readings(stated, record.model.dtype, engine)
+    assumptions = list(_listed(total.assumption, claimed.assumption))
+    if claim["weights_precision_stated"]:
+        favourable_weights = claimed.favourable
+    elif fits:
+        favourable_weights = engine_floor(engine).weights
+        assumptions.append(
+            f"weights {claimed.likely.name} (assumed; the source does not state them)"
+        )
+    else:
+        favourable_weights = NATIVE_DTYPES.get(record.model.dtype or "", BF16)
+        assumptions.append(
+            f"weights {claimed.likely.name} (assumed; the source does not state them)"
+        )
+    if weight_bytes(Fraction(1), favourable_weights) * (1 if fits else -1) > weight_bytes(
+        Fraction(1), claimed.likely
+    ) * (1 if fits else -1):
+        favourable_weights = claimed.likely
     sequences = claim.get("sequences", 1)
     state = report.fixed_state_bytes
-    weight_total = weight_bytes(total, weights.format)
-    need = weight_total + sequences * (report.kv_bytes_at_context + (state or 0))
-    assumptions = _listed(setup.assumed.parameters, weights.assumption)
     notes = []
-    if state is None:
+    if state is None and any(cost.state_formula for cost in report.groups):
         notes.append("fixed state not counted (unknown dimensions)")
-        if not fits and any(cost.state_formula for cost in report.groups):
-            assumptions.append("fixed state counted as 0")
     kv_text = f"{gib(report.kv_bytes_at_context)} KV ({basis_label})"
     if state:
         kv_text += f" + {gib(state)} state"
     if sequences > 1:
         kv_text = f"{sequences} x ({kv_text})"
-    return base._replace(
-        value=need,
-        limit=claim["count"] * hardware.usable_memory_bytes,
-        subject=(
-            f"weights {gib(weight_total)} ({_weights_working(total, weights.format, 'total')})"
-            f" + {kv_text} = {gib(need)}"
-        ),
-        working=(
-            f"{claim['count']} x {gib(hardware.usable_memory_bytes)} "
-            f"({hardware.display} {hardware.memory_figure})"
-        ),
-        assumptions=(*_memory_assumptions(hardware), *assumptions),
+    kv_total = sequences * (report.kv_bytes_at_context + (state or 0))
+    memory = hardware.usable_memory_bytes
+
+    def side(params: Fraction, weights_format: WeightFormat) -> Side:
+        weights = weight_bytes(params, weights_format)
+        need = weights + kv_total
+        return Side(
+            need,
+            claim["count"] * memory,
+            f"weights {gib(weights)} ({_weights_working(params, weights_format, 'total')}) + {kv_text} = {gib(need)}",
+            f"{claim['count']} x {gib(memory)} ({hardware.display} {hardware.memory_figure})",
+        )
+
+    return Evaluation(
+        FIT_CLAIM,
+        check,
+        path,
+        side(total.low if fits else total.high, favourable_weights),
+        side(total.likely, claimed.likely),
+        expect_within=fits,
+        assumptions=tuple(dict.fromkeys(assumptions)),
+        unfirm=tuple(_rated_low(hardware.memory_confidence, "memory", hardware)),
         notes=tuple(notes),
     )
 
 
 def _claim_inputs(
-    record: RecordContext, setup: Setup, index: int, claim: dict[str, Any]
-) -> tuple[Hardware, Fraction, KvReport, str] | str:
+    record: RecordContext, inputs: Inputs, index: int, claim: dict[str, Any]
+) -> tuple[Hardware, Billions, KvReport, str] | str:
     """A fit claim's accelerator, total parameters, basis arithmetic and basis label, or why
     the claim cannot be evaluated."""
     which = claim["basis"]
@@ -872,11 +1376,11 @@ def _claim_inputs(
     if named is None:
         alternatives = len(bases(record.data)) - 1
         return f"basis {which} names no alternative (the record has {alternatives})"
-    found, missing = _resolve(
-        claim["accelerator"], setup.named_hardware, f"fit_claims[{index}].accelerator"
+    found = resolve_hardware(
+        {"accelerator": claim["accelerator"]}, inputs.hardware, f"fit_claims[{index}]"
     )
-    total = _billions(record.model.parameters, "total", record.model_display)
-    reasons = [m for m in (missing, total) if isinstance(m, str)]
+    total = billions(record.model.parameters, "total", record.model_display)
+    reasons = [m for m in (found, total) if isinstance(m, str)]
     report: KvReport | None = None
     try:
         report = basis_report(record.model, named.stated)
@@ -886,102 +1390,207 @@ def _claim_inputs(
         named.stated.get("context_tokens") is None or report.kv_bytes_at_context is None
     ):
         reasons.append("the basis has no KV at context")
-    if reasons or found is None or report is None:
+    if reasons or report is None:
         return "; ".join(reasons)
-    assert isinstance(total, Fraction)
-    return found, total, report, named.label
+    assert isinstance(found, HardwareReading) and isinstance(total, Billions)
+    return found.favourable, total, report, named.label
 
 
-# ---- KV705 hardware link --------------------------------------------------------------------
+# ---- KV705 hardware link and KV706 settings ----------------------------------------------------
 
 
-def accelerator_links(data: dict[str, Any]) -> list[tuple[JsonPath, str]]:
-    """Every accelerator id a record names, with where it names it."""
-    links: list[tuple[JsonPath, str]] = []
-    main = _find(data, "methodology", "hardware", "accelerator")
-    if isinstance(main, str):
-        links.append((("methodology", "hardware", "accelerator"), main))
-    for index, observation in enumerate(_find(data, "results", "observations") or []):
-        named = _find(observation, "hardware", "accelerator")
-        if isinstance(named, str):
-            links.append((("results", "observations", index, "hardware", "accelerator"), named))
-    for index, run in enumerate(_find(data, "runs") or []):
-        named = _find(run, "hardware", "accelerator")
-        if isinstance(named, str):
-            links.append((("runs", index, "hardware", "accelerator"), named))
+def accelerator_links(data: dict[str, Any]) -> list[tuple[JsonPath, str, bool]]:
+    """Every accelerator id (False) or family (True) a record names, with where it names it."""
+    links: list[tuple[JsonPath, str, bool]] = []
+    places: list[JsonPath] = [("methodology", "hardware")]
+    places += [
+        ("results", "observations", i, "hardware")
+        for i in range(len(_find(data, "results", "observations") or []))
+    ]
+    places += [("runs", i, "hardware") for i in range(len(_find(data, "runs") or []))]
+    for place in places:
+        for key, family in (("accelerator", False), ("family", True)):
+            named = _find(data, *place, key)
+            if isinstance(named, str):
+                links.append(((*place, key), named, family))
     for index, claim in enumerate(_find(data, "kv_bytes_basis", "fit_claims") or []):
-        links.append((("kv_bytes_basis", "fit_claims", index, "accelerator"), claim["accelerator"]))
+        links.append(
+            (("kv_bytes_basis", "fit_claims", index, "accelerator"), claim["accelerator"], False)
+        )
     return links
 
 
-def check_hardware_links(record: RecordContext, setup: Setup) -> Iterator[Problem]:
-    """KV705: every accelerator names a sound file in hardware/."""
-    for path, accelerator in accelerator_links(record.data):
-        state = setup.named_hardware.get(accelerator)
+def check_hardware_links(record: RecordContext, inputs: Inputs) -> Iterator[Problem]:
+    """KV705: every accelerator names a sound file in hardware/, every family some files."""
+    index = inputs.hardware
+    for path, named, family in accelerator_links(record.data):
+        if family:
+            if not index.families.get(named):
+                known = sorted({f for f in index.families if index.families[f]})
+                message = (
+                    f"family {named!r}: no hardware file declares it{did_you_mean(named, known)}"
+                )
+                yield record.problem(HARDWARE_LINK, path, message)
+            continue
+        state = index.get(named)
         if state is None:
-            hint = did_you_mean(accelerator, setup.named_hardware.catalog_ids)
-            message = (
-                f"accelerator {accelerator!r}: hardware/{accelerator}.yaml does not exist{hint}"
+            hint = did_you_mean(named, index.catalog_ids)
+            yield record.problem(
+                HARDWARE_LINK,
+                path,
+                f"accelerator {named!r}: hardware/{named}.yaml does not exist{hint}",
             )
-            yield record.problem(HARDWARE_LINK, path, message)
         elif state.hardware is None:
-            message = (
-                f"accelerator {accelerator!r}: {state.display} has problems (reported there); "
-                "hardware checks not run"
-            )
+            message = f"accelerator {named!r}: {state.display} has problems (reported there); hardware checks not run"
             yield record.problem(HARDWARE_LINK, path, message)
             yield from state.problems
 
 
+def _precision_places(data: dict[str, Any]) -> Iterator[JsonPath]:
+    yield ("methodology", "weights_precision")
+    for index, _ in enumerate(_find(data, "runs") or []):
+        yield ("runs", index, "weights_precision")
+    for index, _ in enumerate(_find(data, "kv_bytes_basis", "fit_claims") or []):
+        yield ("kv_bytes_basis", "fit_claims", index, "weights_precision")
+
+
+def nearest_precision(stated: str) -> str:
+    """The vocabulary's name closest to an unknown value: the first run of its words that is a
+    known value, else the name most like the whole."""
+    import difflib  # only when a value is unknown
+
+    text = normalise(stated)
+    names = {
+        **{name: name.replace("_", "-") for name in PRECISIONS},
+        **{n: n.upper() for n in GGUF_BITS},
+    }
+    words = text.split("_")
+    for start in range(len(words)):
+        for end in range(len(words), start, -1):
+            found = weight_format("_".join(words[start:end]))
+            if found is not None:
+                return found.name
+    best = max(sorted(names), key=lambda name: difflib.SequenceMatcher(None, text, name).ratio())
+    return names[best]
+
+
+def check_settings(record: RecordContext, inputs: Inputs) -> Iterator[Problem]:
+    """KV706: weights precisions from the vocabulary; draft models that exist."""
+    data = record.data
+    for path in _precision_places(data):
+        stated = _find(data, *path)
+        if isinstance(stated, str) and weight_format(stated) is None:
+            message = (
+                f"weights precision {stated!r} is not in the vocabulary; the nearest known "
+                f"value is {nearest_precision(stated)} (the source's own words go in "
+                "weights_stated_as)"
+            )
+            yield record.problem(SETTINGS, path, message)
+    for index, _ in enumerate(_find(data, "runs") or []):
+        draft = _find(data, "runs", index, "speculative_decoding", "draft_model")
+        if isinstance(draft, str) and (inputs.models is None or inputs.models(draft) is None):
+            path = ("runs", index, "speculative_decoding", "draft_model")
+            yield record.problem(
+                SETTINGS,
+                path,
+                f"draft model {draft!r}: models/{draft}.yaml is not a sound model file",
+            )
+
+
 # ---- the checks -----------------------------------------------------------------------------
+
+
+def _message(evaluation: Evaluation) -> str:
+    rule = evaluation.rule
+    on = "on any reading" if evaluation.impossible else "on the likely reading"
+    side = evaluation.favourable if evaluation.impossible else evaluation.likely
+    assert side is not None
+    label, _, what = evaluation.check.partition(": ")
+    if rule is FIT:
+        text = f"{label}: weights + KV do not fit {on}: "
+    elif rule is DECODE_ROOFLINE:
+        text = f"{label}: {what} is above the roofline {on}: "
+    elif rule is PREFILL_CEILING:
+        text = f"{label}: {what} is faster than the peak FLOP/s allows {on}: "
+    else:
+        holds = "it fits" if not evaluation.expect_within else "it does not fit"
+        text = f"{evaluation.check} does not hold {on}, {holds}: "
+    text += side.margin()
+    if not evaluation.impossible and evaluation.favourable is not None:
+        text += f"; on the favourable reading {evaluation.favourable.margin()}"
+    text += evaluation.qualifiers()
+    if evaluation.severity == "warning":
+        text += "; a warning, since only the likely reading or a figure rated low rules it out"
+    return text
 
 
 def _problems(record: RecordContext, evaluations: list[Evaluation]) -> Iterator[Problem]:
     for evaluation in evaluations:
         if evaluation.violated:
             line, column = record.document.locate(evaluation.path)
+            severity: Severity = "error" if evaluation.severity == "error" else "warning"
             yield evaluation.rule.problem(
-                record.document.path, line, column, _message(evaluation), evaluation.severity
+                record.document.path, line, column, _message(evaluation), severity
             )
 
 
-def _message(evaluation: Evaluation) -> str:
-    rule = evaluation.rule
-    if rule is FIT:
-        text = "weights + KV do not fit: "
-    elif rule is DECODE_ROOFLINE:
-        text = f"{evaluation.check} is above the memory-bandwidth roofline: "
-    elif rule is PREFILL_CEILING:
-        text = f"{evaluation.check} is faster than the peak FLOP/s allows: "
-    else:
-        holds = "it fits" if not evaluation.expect_within else "it does not fit"
-        text = f"fit claim does not hold, {holds}: "
-    text += evaluation.margin()
-    if rule is FIT:
-        text += "; if the cache is offloaded, add kv_offload to techniques"
-    text += evaluation.qualifiers()
-    if evaluation.assumptions:
-        text += "; a warning, since it rests on those assumptions"
-    return text
+def fit_evaluations(setups: list[RunSetup]) -> list[Evaluation]:
+    """One fit per run, a repeat of an earlier run's identical fit left out."""
+    found: list[Evaluation] = []
+    seen: set[tuple[Side | None, Side | None]] = set()
+    for setup in setups:
+        evaluation = evaluate_fit(setup)
+        key = (evaluation.favourable, evaluation.likely)
+        if evaluation.checked and key in seen:
+            continue
+        seen.add(key)
+        found.append(evaluation)
+    return found
 
 
-def check_fit(record: RecordContext, setup: Setup) -> Iterator[Problem]:
-    """KV701: weights plus KV at context fit the accelerators' memory."""
-    yield from _problems(record, [evaluate_fit(record, setup)])
+def figure_evaluations(record: RecordContext, setups: list[RunSetup]) -> list[Evaluation]:
+    """The decode and prefill checks of every figure of every run."""
+    found = []
+    for setup in setups:
+        for figure in setup.figures:
+            raw = _find(record.data, *figure.path)
+            value = _measured(raw, lenient_high=figure.kind == "ttft")
+            rule = DECODE_ROOFLINE if figure.kind == "decode" else PREFILL_CEILING
+            if value is None:
+                if raw is not None or figure.path[0] != "results":
+                    reason = (
+                        "not stated"
+                        if raw is None
+                        else "a bound on the side that does not limit it"
+                    )
+                    found.append(
+                        _skip(
+                            rule,
+                            f"{setup.label}: {figure.name}",
+                            figure.path,
+                            f"{dotted(figure.path)} is {reason}",
+                        )
+                    )
+                continue
+            if figure.kind == "decode":
+                found.append(evaluate_decode(setup, figure, value))
+            else:
+                found.append(evaluate_prefill(setup, figure, value))
+    return found
 
 
-def check_decode(record: RecordContext, setup: Setup) -> Iterator[Problem]:
-    """KV702: decode rates are below the memory-bandwidth roofline."""
-    yield from _problems(record, evaluate_decode(record, setup))
+def all_evaluations(record: RecordContext, inputs: Inputs) -> list[Evaluation]:
+    """Every comparison the checks make for one record, violated or not, and every skip."""
+    setups = run_setups(record, inputs)
+    return [
+        *fit_evaluations(setups),
+        *figure_evaluations(record, setups),
+        *evaluate_fit_claims(record, inputs),
+    ]
 
 
-def check_prefill(record: RecordContext, setup: Setup) -> Iterator[Problem]:
-    """KV703: prefill rates are below the compute ceiling."""
-    yield from _problems(record, evaluate_prefill(record, setup))
-
-
-def check_fit_claims(record: RecordContext, setup: Setup) -> Iterator[Problem]:
-    """KV704: each fit claim names a basis the record has and comes out the way it says."""
+def check_fit_claim_bases(record: RecordContext) -> Iterator[Problem]:
+    """KV704: each fit claim names a basis the record has."""
     for index, claim in enumerate(record.data["kv_bytes_basis"].get("fit_claims", [])):
         which = claim["basis"]
         if named_basis(record.data, which) is None:
@@ -993,39 +1602,24 @@ def check_fit_claims(record: RecordContext, setup: Setup) -> Iterator[Problem]:
             yield record.problem(
                 FIT_CLAIM, ("kv_bytes_basis", "fit_claims", index, "basis"), message
             )
-    yield from _problems(record, evaluate_fit_claims(record, setup))
-
-
-PlausibilityCheck = Callable[[RecordContext, Setup], Iterator[Problem]]
-PLAUSIBILITY_CHECKS: tuple[PlausibilityCheck, ...] = (
-    check_hardware_links,
-    check_fit,
-    check_decode,
-    check_prefill,
-    check_fit_claims,
-)
 
 
 def hardware_index(data: dict[str, Any], catalog: HardwareCatalog) -> HardwareIndex:
     """The hardware files a record names, read through the catalog (the only I/O here)."""
-    states = {accelerator: catalog.get(accelerator) for _, accelerator in accelerator_links(data)}
-    return HardwareIndex(states, catalog.ids() if None in states.values() else ())
+    links = accelerator_links(data)
+    states = {named: catalog.get(named) for _, named, family in links if not family}
+    families = {named: catalog.family(named) for _, named, family in links if family}
+    missing = None in states.values()
+    family_ids = catalog.family_ids() if not all(families.values()) else ()
+    return HardwareIndex(states, catalog.ids() if missing else (), families, family_ids)
 
 
-def plausibility_problems(record: RecordContext, catalog: HardwareCatalog) -> list[Problem]:
+def plausibility_problems(
+    record: RecordContext, catalog: HardwareCatalog, models: ModelLookup | None = None
+) -> list[Problem]:
     """Every plausibility problem of one record whose arithmetic checks have run."""
-    setup = setup_of(record, hardware_index(record.data, catalog))
-    problems: list[Problem] = []
-    for check in PLAUSIBILITY_CHECKS:
-        problems += check(record, setup)
+    inputs = Inputs(hardware_index(record.data, catalog), models)
+    problems = [*check_hardware_links(record, inputs), *check_settings(record, inputs)]
+    problems += check_fit_claim_bases(record)
+    problems += _problems(record, all_evaluations(record, inputs))
     return problems
-
-
-def all_evaluations(record: RecordContext, setup: Setup) -> list[Evaluation]:
-    """Every comparison the checks make for one record, violated or not, and every skip."""
-    return [
-        evaluate_fit(record, setup),
-        *evaluate_decode(record, setup),
-        *evaluate_prefill(record, setup),
-        *evaluate_fit_claims(record, setup),
-    ]

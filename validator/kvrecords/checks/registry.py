@@ -63,11 +63,16 @@ RECORD_CHECKS = (
 )
 
 
-def record_problems(record: RecordContext, catalog: HardwareCatalog) -> list[Problem]:
+def record_problems(
+    record: RecordContext,
+    catalog: HardwareCatalog,
+    models: plausibility.ModelLookup | None = None,
+) -> list[Problem]:
     """A schema-valid record against its sound model: the KV basis, the measurements, the
-    prose, then physical plausibility against its hardware (KV301-KV705)."""
+    prose, then physical plausibility against its hardware (KV301-KV706); ``models`` gives the
+    sound model files runs and drafts name."""
     problems = [problem for check in RECORD_CHECKS for problem in check(record)]
-    return problems + plausibility.plausibility_problems(record, catalog)
+    return problems + plausibility.plausibility_problems(record, catalog, models)
 
 
 def markdown() -> str:

@@ -81,6 +81,8 @@ def model_from_data(data: dict[str, Any]) -> Model:
         unknown=tuple(entry["field"] for entry in data.get("unknown", ())),
         parameters=parameters_from_data(data.get("parameters")),
         max_context_tokens=data.get("max_context_tokens"),
+        query_heads=data.get("query_heads"),
+        hidden_size=data.get("hidden_size"),
     )
 
 
@@ -96,6 +98,7 @@ def parameters_from_data(data: dict[str, Any] | None) -> ParameterCount | None:
         billions(data.get("total_billions")),
         billions(data.get("active_billions")),
         data.get("stated_as", ""),
+        bool(data.get("from_name", False)),
     )
 
 

@@ -8,7 +8,6 @@ from it is ``None`` too, never a guess.
 
 from __future__ import annotations
 
-import re
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -250,14 +249,7 @@ class ParameterCount(NamedTuple):
     total_billions: Fraction | None
     active_billions: Fraction | None
     stated_as: str
-
-    @property
-    def from_name(self) -> bool:
-        """True when the count is read off the model's name, not published as a count."""
-        return bool(_FROM_NAME.search(self.stated_as))
-
-
-_FROM_NAME = re.compile(r"\bfrom (?:the )?(?:model(?:'s)? )?name\b", re.IGNORECASE)
+    from_name: bool = False  # read off the model's name (27B), not published as a count
 
 
 class Model:
@@ -270,11 +262,13 @@ class Model:
     __slots__ = (
         "dtype",
         "groups",
+        "hidden_size",
         "id",
         "max_context_tokens",
         "name",
         "num_layers",
         "parameters",
+        "query_heads",
         "unknown",
     )
 
@@ -288,6 +282,8 @@ class Model:
         unknown: tuple[str, ...] = (),
         parameters: ParameterCount | None = None,  # for the hardware checks; None: not stated
         max_context_tokens: int | None = None,  # None: not stated
+        query_heads: int | None = None,  # num_attention_heads; None: not stated
+        hidden_size: int | None = None,  # None: not stated
     ) -> None:
         self.id = id
         self.name = name
@@ -297,6 +293,8 @@ class Model:
         self.unknown = unknown
         self.parameters = parameters
         self.max_context_tokens = max_context_tokens
+        self.query_heads = query_heads
+        self.hidden_size = hidden_size
 
     def __repr__(self) -> str:
         return f"Model({self.id!r}, {len(self.groups)} layer groups)"

@@ -58,9 +58,13 @@ class Hardware(NamedTuple):
     bandwidth_confidence: str
     peaks: Mapping[str, Peak] = MappingProxyType({})
     unified: bool = False
+    families: tuple[str, ...] = ()  # the chip's families (h100 for h100-sxm and h100-pcie)
+    likely_memory_bytes: Fraction | None = None  # what a unified part leaves the GPU by default
 
     @property
     def display(self) -> str:
+        if self.families == (self.id,):
+            return f"the {self.id} family"
         return f"hardware/{self.id}.yaml"  # where the dataset keeps the file
 
     def peak(self, compute_types: tuple[str, ...]) -> tuple[str, Peak] | None:
@@ -135,4 +139,44 @@ def hardware_from_data(data: dict[str, Any]) -> Hardware:
         bandwidth_confidence=confidence["bandwidth"],
         peaks=MappingProxyType(peaks),
         unified=bool(memory["unified"]),
+        families=tuple(data.get("families", ())),
+        likely_memory_bytes=_approximate(memory.get("usable_gib_approx")),
+    )
+
+
+def _approximate(gib_value: float | int | None) -> Fraction | None:
+    return None if gib_value is None else exact(gib_value) * GIB
+
+
+def family_reading(family: str, members: tuple[Hardware, ...], generous: bool) -> Hardware:
+    """A family named without its form factor, as one part: each figure the highest among its
+    members (``generous``: the reading most favourable to a record) or the lowest."""
+    pick = max if generous else min
+
+    def chosen(figure: str) -> Hardware:
+        known = [m for m in members if getattr(m, figure) is not None]
+        return pick(known, key=lambda m: getattr(m, figure)) if known else members[0]
+
+    memory, bandwidth = chosen("usable_memory_bytes"), chosen("bandwidth_bytes_per_s")
+    peaks: dict[str, Peak] = {}
+    for compute_type in {name for m in members for name in m.peaks}:
+        found = [(m, m.peaks[compute_type]) for m in members if compute_type in m.peaks]
+        member, peak = pick(found, key=lambda item: item[1].flops_per_s)
+        peaks[compute_type] = peak._replace(figure=f"{member.id} {peak.figure}")
+    ids = ", ".join(m.id for m in members)
+    which = "highest" if generous else "lowest"
+    return Hardware(
+        id=family,
+        name=f"{family} family ({ids}), the {which} figure of each",
+        usable_memory_bytes=memory.usable_memory_bytes,
+        memory_is_nominal=memory.memory_is_nominal,
+        memory_figure=f"{memory.id} {memory.memory_figure}",
+        memory_confidence=memory.memory_confidence,
+        bandwidth_bytes_per_s=bandwidth.bandwidth_bytes_per_s,
+        bandwidth_figure=f"{bandwidth.id} {bandwidth.bandwidth_figure}",
+        bandwidth_confidence=bandwidth.bandwidth_confidence,
+        peaks=MappingProxyType(peaks),
+        unified=memory.unified,
+        families=(family,),
+        likely_memory_bytes=memory.likely_memory_bytes,
     )

@@ -1,27 +1,34 @@
-"""Weight precision: from the free text a record states to bits per weight.
+"""Weight precision: a closed vocabulary, from the name a record states to bits per weight.
 
-``methodology.weights_precision`` is written as the source writes it (``bf16``, ``AWQ int4``,
-``Q4_K_XL``, ``nvfp4``, ``4.65bpw``). The hardware checks need two facts from it: how many bits
-one weight takes in memory, and which tensor-core types its matmuls can run in.
+``weights_precision`` takes one of the names below, or a synonym sources use for it (``BF16``,
+``non-quantized``, ``16-bit``, ``W4A16``, ``AWQ int4``, ``GPTQ``, ``UD-Q4_K_XL``, ``4.65bpw``).
+A value the vocabulary does not hold is not guessed at: ``weight_format`` returns None and the
+check names the nearest known value. The hardware checks need two facts from a name: how many
+bits one weight takes in memory, and which tensor-core types its matmuls can run in.
 
 Bits include the format's fixed block scales (nvfp4: 4 + 8/16; GGUF Q4_K: 144 bytes per 256
 weights = 4.5). Where a name covers a mix (Q4_K_M keeps some tensors in Q6_K; AWQ/GPTQ group
 sizes vary; embeddings often stay 16-bit) the figure is the lowest the name allows, so weight
-bytes are never over-counted and the ceilings stay lenient. The compute types are every type
-an engine may run those weights in (W4A16 dequantises to 16-bit; W4A8 and FP8 kernels exist;
-llama.cpp runs quantised matmuls on INT8 dot products), so a prefill ceiling takes the most
-generous.
+bytes are never over-counted. The compute types are every type an engine may run those weights
+in (W4A16 dequantises to 16-bit, W4A8 and FP8 kernels exist, llama.cpp runs quantised matmuls
+on INT8 dot products); ``likely_compute`` is the one they usually run in.
+
+Two names stand for a precision the record does not pin down: ``native`` (the model's own
+dtype: non-quantized, unquantized, full precision) and ``quantized`` (quantized, precision not
+stated). ``readings`` resolves them, and an unstated precision, against the model's dtype and
+the engine: the fewest bits any reading allows, and the likely one.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import NamedTuple
 
 SIXTEEN_BIT = ("bf16", "fp16")
-MAX_NAME = 200
 EVERY_COMPUTE_TYPE = ("bf16", "fp16", "fp8", "fp4", "int8")
+MAX_NAME = 200
 
 
 class WeightFormat(NamedTuple):
@@ -30,9 +37,12 @@ class WeightFormat(NamedTuple):
     name: str  # canonical name shown in messages
     bits: Fraction
     compute_types: tuple[str, ...]
+    likely_compute: str
     note: str = ""
 
     def describe(self) -> str:
+        if not self.bits:  # native or quantized: the model and engine decide
+            return f"{self.name} ({self.note}: read against the model and engine)"
         bits = f"{float(self.bits):g}"
         return f"{self.name} ({bits} bits per weight{'; ' + self.note if self.note else ''})"
 
@@ -40,12 +50,31 @@ class WeightFormat(NamedTuple):
 def _format(
     name: str, bits: Fraction | int, compute: tuple[str, ...], note: str = ""
 ) -> WeightFormat:
-    return WeightFormat(name, Fraction(bits), compute, note)
+    return WeightFormat(name, Fraction(bits), compute, compute[0], note)
 
 
-_FLOAT16 = _format("bf16", 16, SIXTEEN_BIT)
 _INT4_COMPUTE = (*SIXTEEN_BIT, "int8", "fp8")
-_GGUF_COMPUTE = (*SIXTEEN_BIT, "int8")
+_INT8_COMPUTE = ("int8", "fp8", *SIXTEEN_BIT)
+_GGUF_COMPUTE = ("int8", *SIXTEEN_BIT)
+
+BF16 = _format("bf16", 16, SIXTEEN_BIT)
+FP16 = _format("fp16", 16, ("fp16", "bf16"))
+SIXTEEN = _format("16-bit", 16, SIXTEEN_BIT, "bf16 or fp16")
+FP32 = _format("fp32", 32, SIXTEEN_BIT)
+FP8 = _format("fp8", 8, ("fp8", "int8", *SIXTEEN_BIT))
+INT8 = _format("int8", 8, _INT8_COMPUTE)
+W4A8 = _format("w4a8", 4, ("int8", "fp8", *SIXTEEN_BIT), "group scales not counted")
+INT4 = _format("int4", 4, _INT4_COMPUTE, "group scales not counted")
+NF4 = _format("nf4", 4, _INT4_COMPUTE, "block scales not counted")
+INT3 = _format("int3", 3, _INT4_COMPUTE, "group scales not counted")
+INT2 = _format("int2", 2, _INT4_COMPUTE, "group scales not counted")
+FP4 = _format("fp4", 4, ("fp4", *EVERY_COMPUTE_TYPE[:3], "int8"))
+NVFP4 = _format("nvfp4", Fraction(9, 2), FP4.compute_types, "fp8 scale per 16")
+MXFP4 = _format("mxfp4", Fraction(17, 4), FP4.compute_types, "8-bit scale per 32")
+
+# Stand-ins resolved by ``readings``: the model's own dtype, and a quantization of unstated width.
+NATIVE = _format("native", 0, SIXTEEN_BIT, "the model's own dtype")
+QUANTIZED = _format("quantized", 0, _INT4_COMPUTE, "quantized, precision not stated")
 
 # GGUF block formats: bits per weight from the block layout (ggml-common.h), lowest of a mix.
 GGUF_BITS: dict[str, Fraction] = {
@@ -69,8 +98,8 @@ GGUF_BITS: dict[str, Fraction] = {
     "iq1_m": Fraction(56 * 8, 256),  # 1.75
     "iq1_s": Fraction(50 * 8, 256),  # 1.5625
 }
-# Unsloth dynamic "_XL" mixes may drop some tensors to the i-quant of the same width.
-_XL_FLOOR = {
+# A bare "q4" or an Unsloth dynamic "_XL" mix may drop some tensors to the i-quant of that width.
+_MIX_FLOOR = {
     "q2": "iq2_xxs",
     "q3": "iq3_xxs",
     "q4": "iq4_xs",
@@ -78,94 +107,241 @@ _XL_FLOOR = {
     "q6": "q6_k",
     "q8": "q8_0",
 }
-
-_GGUF_RE = re.compile(r"(?:^|_)(i?q[1-8](?:_[a-z0-9]+)*)")
-_BPW_RE = re.compile(r"(\d+(?:\.\d+)?)_?bpw")
-_WA_RE = re.compile(r"(?:^|_)w(\d)a(\d+)")
-_NBIT_RE = re.compile(r"(?:^|_)(\d)_?bits?(?:$|_)")
+_MIX_SUFFIXES = ("_m", "_s", "_l", "_xs", "_xxs")
+GGUF_FLOOR = _format("iq1_s", GGUF_BITS["iq1_s"], _GGUF_COMPUTE, "GGUF block format")
 
 
-def _gguf(token: str) -> WeightFormat | None:
-    """A GGUF type name, or the longest leading part of ``token`` that is one."""
-    parts = token.split("_")
-    for end in range(len(parts), 0, -1):
-        found = _gguf_exact("_".join(parts[:end]))
-        if found is not None:
-            return found
-    return None
-
-
-def _gguf_exact(base: str) -> WeightFormat | None:
-    token = base
-    if base in _XL_FLOOR:  # a bare "q2": any mix of that width
-        floor = _XL_FLOOR[base]
-        note = f"GGUF {base} mix; lowest tensor type taken as {floor.upper()}"
-        return _format(base.upper(), GGUF_BITS[floor], _GGUF_COMPUTE, note)
-    if base in GGUF_BITS:
-        return _format(token.upper(), GGUF_BITS[base], _GGUF_COMPUTE, "GGUF block format")
-    if base.endswith("_xl") and base[:2] in _XL_FLOOR:
-        floor = _XL_FLOOR[base[:2]]
+def _gguf(name: str) -> WeightFormat | None:
+    """A GGUF type or mix name (``q4_k_m``, ``q4_k_xl``, ``q2``, ``iq2_xxs``), or None."""
+    if name in _MIX_FLOOR:
+        floor = _MIX_FLOOR[name]
+        note = f"GGUF {name} mix; lowest tensor type taken as {floor.upper()}"
+        return _format(name.upper(), GGUF_BITS[floor], _GGUF_COMPUTE, note)
+    if name in GGUF_BITS:
+        return _format(name.upper(), GGUF_BITS[name], _GGUF_COMPUTE, "GGUF block format")
+    if name.endswith("_xl") and name[:2] in _MIX_FLOOR and name[:-3] in (name[:2], name[:2] + "_k"):
+        floor = _MIX_FLOOR[name[:2]]
         note = f"dynamic GGUF mix; lowest tensor type taken as {floor.upper()}"
-        return _format(token.upper(), GGUF_BITS[floor], _GGUF_COMPUTE, note)
-    for suffix in ("_m", "_s", "_l", "_xs", "_xxs", "_m_l"):
-        if base.endswith(suffix) and base[: -len(suffix)] in GGUF_BITS:
-            root = base[: -len(suffix)]
+        return _format(name.upper(), GGUF_BITS[floor], _GGUF_COMPUTE, note)
+    for suffix in _MIX_SUFFIXES:
+        root = name.removesuffix(suffix)
+        if root != name and root in GGUF_BITS and root.endswith("_k"):
             note = f"GGUF mix; lowest tensor type taken as {root.upper()}"
-            return _format(token.upper(), GGUF_BITS[root], _GGUF_COMPUTE, note)
+            return _format(name.upper(), GGUF_BITS[root], _GGUF_COMPUTE, note)
     return None
+
+
+# Every name and synonym the vocabulary holds, after normalising (lower case, runs of other
+# characters as "_"), to its format. Method names alone (AWQ, GPTQ) stand for their usual width.
+PRECISIONS: Mapping[str, WeightFormat] = {
+    **dict.fromkeys(
+        (
+            "native",
+            "non_quantized",
+            "non_quantised",
+            "unquantized",
+            "unquantised",
+            "not_quantized",
+            "full_precision",
+            "original",
+            "model_dtype",
+        ),
+        NATIVE,
+    ),
+    **dict.fromkeys(("quantized", "quantised"), QUANTIZED),
+    **dict.fromkeys(("bf16", "bfloat16", "bf_16"), BF16),
+    **dict.fromkeys(("fp16", "float16", "f16", "fp_16", "half", "half_precision"), FP16),
+    **dict.fromkeys(("16_bit", "16bit", "16_bits"), SIXTEEN),
+    **dict.fromkeys(("fp32", "float32", "f32", "32_bit", "full_fp32"), FP32),
+    **dict.fromkeys(
+        (
+            "fp8",
+            "float8",
+            "fp_8",
+            "fp8_e4m3",
+            "fp8_e5m2",
+            "e4m3",
+            "e5m2",
+            "fp8_dynamic",
+            "fp8_static",
+            "fp8_block",
+            "w8a8_fp8",
+            "8_bit_float",
+        ),
+        FP8,
+    ),
+    **dict.fromkeys(
+        (
+            "int8",
+            "w8a8",
+            "w8a16",
+            "w8a8_int8",
+            "8_bit",
+            "8bit",
+            "8_bits",
+            "llm.int8",
+            "bnb_8bit",
+            "bitsandbytes_8bit",
+            "smoothquant",
+        ),
+        INT8,
+    ),
+    **dict.fromkeys(("w4a8", "w4a8_fp8", "w4a8_int8", "w4afp8"), W4A8),
+    **dict.fromkeys(
+        (
+            "int4",
+            "uint4",
+            "w4a16",
+            "4_bit",
+            "4bit",
+            "4_bits",
+            "awq",
+            "gptq",
+            "autoround",
+            "marlin",
+            "hqq",
+            "awq_int4",
+            "gptq_int4",
+            "autoround_int4",
+            "awq_4bit",
+            "gptq_4bit",
+            "gptq_4_bit",
+            "awq_4_bit",
+            "autoround_4_bit",
+            "marlin_int4",
+            "compressed_tensors_w4a16",
+            "mlx_4bit",
+            "mlx_4_bit",
+        ),
+        INT4,
+    ),
+    **dict.fromkeys(("nf4", "bnb_nf4", "bnb_4bit", "bitsandbytes_4bit", "qlora_nf4"), NF4),
+    **dict.fromkeys(("int3", "3_bit", "3bit", "mlx_3bit"), INT3),
+    **dict.fromkeys(("int2", "2_bit", "2bit", "mlx_2bit"), INT2),
+    **dict.fromkeys(("fp4", "e2m1", "fp4_e2m1"), FP4),
+    **dict.fromkeys(("nvfp4", "nv_fp4", "modelopt_fp4"), NVFP4),
+    **dict.fromkeys(("mxfp4", "mx_fp4"), MXFP4),
+}
+# Words that may come before a GGUF type name (``UD-Q4_K_XL``, ``Unsloth Dynamic Q4_K_M``,
+# ``GGUF Q8_0``) or after it, and say nothing about its width.
+_GGUF_WORDS = frozenset({"gguf", "unsloth", "dynamic", "ud", "llama.cpp"})
+_BPW = re.compile(r"^(?:exl2_)?(\d+(?:\.\d+)?)_?bpw(?:_exl2)?$")
+CANONICAL = (
+    "native",
+    "quantized",
+    "bf16",
+    "fp16",
+    "16-bit",
+    "fp32",
+    "fp8",
+    "int8",
+    "w4a8",
+    "int4",
+    "nf4",
+    "int3",
+    "int2",
+    "fp4",
+    "nvfp4",
+    "mxfp4",
+    "Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_K_XL, Q4_0, IQ4_XS, Q3_K_M, Q2_K, IQ2_XXS, IQ1_S ... (GGUF)",
+    "<bits>bpw (EXL2)",
+)
+
+
+def normalise(stated: str) -> str:
+    """The form the vocabulary is looked up in: lower case, other characters as ``_``."""
+    return re.sub(r"[^a-z0-9.]+", "_", stated[:MAX_NAME].strip().lower()).strip("_")
 
 
 def weight_format(stated: str) -> WeightFormat | None:
-    """The format a stated weight precision names; None when it is not recognised."""
-    # Precision names are short; a long string is prose, and only its start is read.
-    text = re.sub(r"[^a-z0-9.]+", "_", stated[:MAX_NAME].strip().lower()).strip("_")
-    if not text:
-        return None
-    if "nvfp4" in text:
-        return _format("nvfp4", Fraction(9, 2), (*EVERY_COMPUTE_TYPE,), "fp8 scale per 16")
-    if "mxfp4" in text:
-        return _format("mxfp4", Fraction(17, 4), (*EVERY_COMPUTE_TYPE,), "8-bit scale per 32")
-    gguf = _GGUF_RE.search(text)
-    if gguf:
-        found = _gguf(gguf.group(1))
-        if found is not None:
-            return found
-    bpw = _BPW_RE.search(text)
+    """The format a stated weight precision names; None when the vocabulary does not hold it."""
+    text = normalise(stated)
+    if text in PRECISIONS:
+        return PRECISIONS[text]
+    bpw = _BPW.match(text)
     if bpw:
-        return _format(f"{bpw.group(1)} bpw", Fraction(bpw.group(1)), _GGUF_COMPUTE)
-    weights_activations = _WA_RE.search(text)
-    if weights_activations:
-        bits = int(weights_activations.group(1))
-        compute = _INT4_COMPUTE if bits < 8 else ("int8", "fp8", *SIXTEEN_BIT)
-        return _format(f"w{bits}a{weights_activations.group(2)}", bits, compute)
-    words = set(text.split("_"))
-    if words & {"awq", "gptq", "int4", "marlin", "w4", "uint4", "exl2", "hqq"}:
-        return _format("int4", 4, _INT4_COMPUTE, "group scales not counted")
-    if words & {"fp4", "e2m1"}:
-        return _format("fp4", 4, (*EVERY_COMPUTE_TYPE,))
-    if words & {"fp8", "e4m3", "e5m2", "fp8_e4m3", "float8"} or text.startswith("fp8"):
-        return _format("fp8", 8, ("fp8", "int8", *SIXTEEN_BIT))
-    if words & {"int8", "w8", "smoothquant", "llm.int8", "bnb8", "8bit"}:
-        return _format("int8", 8, ("int8", "fp8", *SIXTEEN_BIT))
-    if words & {"bf16", "bfloat16"}:
-        return _FLOAT16
-    if words & {"fp16", "float16", "half", "f16"}:
-        return _format("fp16", 16, SIXTEEN_BIT)
-    if words & {"fp32", "float32", "f32"}:
-        return _format("fp32", 32, SIXTEEN_BIT)
-    if words & {"unquantized", "unquantised"}:
-        return _FLOAT16
-    nbit = _NBIT_RE.search(text)
-    if nbit:
-        bits = int(nbit.group(1))
-        compute = _INT4_COMPUTE if bits < 8 else ("int8", "fp8", *SIXTEEN_BIT)
-        return _format(f"{bits}-bit", bits, compute)
-    return None
+        return _format(f"{bpw.group(1)} bpw", Fraction(bpw.group(1)), _GGUF_COMPUTE, "EXL2")
+    words = text.split("_")
+    while words and words[0] in _GGUF_WORDS:
+        words = words[1:]
+    while words and words[-1] in _GGUF_WORDS:
+        words = words[:-1]
+    return _gguf("_".join(words)) if words else None
 
 
-# When the record does not state its weights (or states something unrecognised), the checks
-# assume the commonest quantised serving format. It is an assumption, so they only warn.
-ASSUMED_BITS = 4
-ASSUMED_FORMAT = _format(
-    "4-bit (assumed)", ASSUMED_BITS, (*EVERY_COMPUTE_TYPE,), "assumed: the source does not say"
+# ---- what an engine runs --------------------------------------------------------------------
+
+
+class EngineFloor(NamedTuple):
+    """What an engine can run: the fewest bits per weight and per cached value it offers, and
+    the quantised weights it usually serves."""
+
+    weights: WeightFormat
+    kv_dtype: str  # an element type name (kv.arithmetic)
+    likely_weights: WeightFormat | None  # None: int4
+    why: str
+
+
+_GGUF_ENGINE = EngineFloor(
+    GGUF_FLOOR,
+    "int4",
+    _gguf("q4_k_m"),
+    "GGUF down to IQ1_S; cache types down to q4_0 (4 bits counted)",
 )
+ENGINES: Mapping[str, EngineFloor] = {
+    "llama.cpp": _GGUF_ENGINE,
+    "llamacpp": _GGUF_ENGINE,
+    "ollama": _GGUF_ENGINE,
+    "gguf-parser": _GGUF_ENGINE,
+    "ds4": _GGUF_ENGINE,
+    "vllm": EngineFloor(GGUF_FLOOR, "fp8", None, "GGUF weights down to IQ1_S; fp8 cache"),
+    "sglang": EngineFloor(GGUF_FLOOR, "fp4", None, "GGUF weights down to IQ1_S; fp4_e2m1 cache"),
+    "tensorrt-llm": EngineFloor(INT4, "fp4", None, "int4 AWQ / W4A8 weights; fp4 cache"),
+    "mlx": EngineFloor(INT2, "int2-g64", INT4, "2-bit weights and quantized cache"),
+}
+# An engine the table does not know may run anything the vocabulary holds.
+ANY_ENGINE = EngineFloor(GGUF_FLOOR, "int2", None, "any engine: the lowest precisions there are")
+
+# A model whose dtype is not stated may have been released in any of these.
+NATIVE_DTYPES: Mapping[str, WeightFormat] = {"bf16": BF16, "fp16": FP16, "fp32": FP32, "fp8": FP8}
+
+
+def engine_floor(engine: str | None) -> EngineFloor:
+    return ENGINES.get((engine or "").lower(), ANY_ENGINE)
+
+
+class WeightReadings(NamedTuple):
+    """The weights a record runs on its most favourable reading (fewest bits) and its likely
+    one, with what the likely reading assumes (None: it is what the record states)."""
+
+    favourable: WeightFormat
+    likely: WeightFormat
+    assumption: str | None
+
+
+def readings(
+    stated: WeightFormat | None, model_dtype: str | None, engine: str | None
+) -> WeightReadings:
+    """Both readings of a known (or unstated: None) weights precision."""
+    floor = engine_floor(engine)
+    native = NATIVE_DTYPES.get(model_dtype or "")
+    if stated is None or stated is QUANTIZED:
+        # the commonest quantised serving format, as a reviewer would first guess it
+        likely = floor.likely_weights or INT4
+        what = "not stated" if stated is None else "quantized, width not stated"
+        engine_name = engine or "an unnamed engine"
+        assumption = (
+            f"weights precision {what}: {likely.name} taken as likely; {engine_name} runs "
+            f"down to {floor.weights.name} ({float(floor.weights.bits):g} bits)"
+        )
+        return WeightReadings(floor.weights, likely, assumption)
+    if stated is NATIVE:
+        if native is not None:
+            return WeightReadings(native, native, None)
+        lowest = min(NATIVE_DTYPES.values(), key=lambda f: f.bits)
+        assumption = (
+            f"native weights of a model whose dtype is not stated: bf16 taken as likely, "
+            f"{lowest.name} the fewest bits a release uses"
+        )
+        return WeightReadings(lowest, BF16, assumption)
+    return WeightReadings(stated, stated, None)

@@ -39,6 +39,7 @@ from kvrecords.dataset.layout import (
     escapes_root,
 )
 from kvrecords.dataset.schemas import schema_problems
+from kvrecords.kv.geometry import Model
 from kvrecords.problems import Problem
 
 
@@ -369,4 +370,14 @@ def check_record_file(
     if state.model is None or any(p.severity == "error" for p in state.problems):
         return [*problems, broken_model_problem(document, state.file.display)]
     context = RecordContext(document, state.model, state.file.display.removesuffix(".yaml"))
-    return problems + record_problems(context, hardware or HardwareCatalog(root))
+    return problems + record_problems(
+        context, hardware or HardwareCatalog(root), lambda model_id: sound_model(state_of, model_id)
+    )
+
+
+def sound_model(state_of: Callable[[str], ModelState | None], model_id: str) -> Model | None:
+    """The geometry of a model file that exists and has no errors, else None."""
+    state = state_of(model_id) if ID_PATTERN.fullmatch(model_id) else None
+    if state is None or any(p.severity == "error" for p in state.problems):
+        return None
+    return state.model

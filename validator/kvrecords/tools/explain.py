@@ -26,12 +26,10 @@ from kvrecords.checks.measurements import (
 from kvrecords.checks.plausibility import (
     Evaluation,
     HardwareIndex,
+    Inputs,
+    ModelLookup,
     all_evaluations,
     hardware_index,
-    kv_per_sequence,
-    record_weights,
-    setup_of,
-    speculation,
 )
 from kvrecords.checks.registry import record_problems
 from kvrecords.checks.runs import (
@@ -61,6 +59,7 @@ from kvrecords.kv.units import (
     format_fraction,
     format_in_unit,
 )
+from kvrecords.kv.weights import weight_format
 from kvrecords.problems import Problem, Rule
 from kvrecords.runner.reporters import counted, problem_line
 
@@ -86,19 +85,24 @@ def explain_record(root: Path, record_path: Path) -> str:
     return "\n".join(lines + explain_lines(record, HardwareCatalog(root)))
 
 
-def explain_lines(record: RecordContext, catalog: HardwareCatalog) -> list[str]:
-    """The explanation of a schema-valid record whose model is loaded (the site's pages too)."""
+def explain_lines(
+    record: RecordContext, catalog: HardwareCatalog, models: ModelLookup | None = None
+) -> list[str]:
+    """The explanation of a schema-valid record whose model is loaded (the site's pages too).
+
+    Without ``models`` a run or draft that names another model is shown as not checked (the
+    site and ``explain`` read the record's own model only; ``validate`` loads the others)."""
     hardware = hardware_index(record.data, catalog)
     lines = _model_section(record)
     lines += _hardware_section(record, hardware)
     lines += _kv_section(record)
     lines += _runs_section(record) if "runs" in record.data else _measurement_section(record)
-    evaluations = all_evaluations(record, setup_of(record, hardware))
+    evaluations = all_evaluations(record, Inputs(hardware, models))
     assumptions = _assumptions_used(evaluations)
     lines += _plausibility_section(evaluations, assumptions)
     lines += _assumptions_section(assumptions)
     lines += _not_checked_section(evaluations)
-    problems = record_problems(record, catalog)
+    problems = record_problems(record, catalog, models)
     lines.append("Problems:" if problems else "Problems: none")
     lines += _problem_lines(sorted(set(problems)))
     return lines
@@ -165,9 +169,6 @@ def _hardware_section(record: RecordContext, hardware: HardwareIndex) -> list[st
     lines.append(f"Weights: {_stated_weights(methodology.get('weights_precision'))}")
     concurrency = methodology.get("concurrency")
     lines.append(f"Concurrency: {concurrency if concurrency is not None else 'not stated'}")
-    steps, speculative = speculation(record)
-    if steps != 1:
-        lines.append(f"Decoding: {speculative}")
     return lines
 
 
@@ -183,10 +184,10 @@ def _stated_weights(stated: str | None) -> str:
     """The weights precision as stated, and what the checks read it as (assumptions apart)."""
     if stated is None:
         return "not stated"
-    weights = record_weights(stated)
-    if weights.assumption is not None:
-        return f"{stated!r}, not recognised"
-    return f"{stated!r} -> {weights.format.describe()}"
+    weights = weight_format(stated)
+    if weights is None:
+        return f"{stated!r}, not in the vocabulary"
+    return f"{stated!r} -> {weights.describe()}"
 
 
 def _hardware_lines(hardware: Hardware) -> list[str]:
@@ -243,11 +244,6 @@ def _kv_section(record: RecordContext) -> list[str]:
             lines.append(f"{INDENT}{label}: {error}")
             continue
         lines += _basis_lines(label, stated, report, context_tokens)
-    kv = kv_per_sequence(record)
-    lines.append(
-        f"{INDENT}cache per sequence for the hardware checks (every layer as the model is): "
-        f"{kv.working}" + (f"; {'; '.join(kv.notes)}" if kv.notes else "")
-    )
     return lines
 
 
@@ -422,7 +418,7 @@ def _plausibility_section(evaluations: list[Evaluation], assumptions: list[str])
 def _assumptions_section(assumptions: list[str]) -> list[str]:
     if not assumptions:
         return ["Assumptions: none"]
-    lines = ["Assumptions (a check that rests on one warns instead of failing)"]
+    lines = ["Assumptions of the likely reading (a check violated only on it warns)"]
     lines += [f"{INDENT}[{number}] {text}" for number, text in enumerate(assumptions, 1)]
     return lines
 

@@ -28,10 +28,10 @@ from kvrecords.checks.hardware import HardwareCatalog
 from kvrecords.checks.models import ModelState, check_model_file
 from kvrecords.checks.plausibility import (
     Evaluation,
+    Inputs,
     accelerator_links,
     all_evaluations,
     hardware_index,
-    setup_of,
 )
 from kvrecords.dataset.document import Document, JsonPath, dotted
 from kvrecords.dataset.layout import (
@@ -43,9 +43,10 @@ from kvrecords.dataset.layout import (
 )
 from kvrecords.dataset.records import bases, basis_report
 from kvrecords.dataset.schemas import schema_problems
+from kvrecords.kv.geometry import Model
 from kvrecords.kv.units import format_bytes_exact, format_exact, percent
 from kvrecords.problems import Problem
-from kvrecords.runner.validate import check_record_file
+from kvrecords.runner.validate import check_record_file, sound_model
 from kvrecords.tools.explain import explain_record
 from kvrecords.tools.revision import Revision, resolve, write_dataset
 
@@ -80,8 +81,8 @@ class Margin(NamedTuple):
 
     code: str
     check: str
-    share: str | None  # "68%"; None when not checked
-    verdict: str  # "ok", "violated" or "not checked"
+    share: str | None  # "68%" on the likely reading; None when not checked
+    verdict: str  # "ok", "violated", "violated on the likely reading" or "not checked"
     detail: str  # the comparison with its working, or why it was not made
 
     @property
@@ -206,7 +207,9 @@ class _Side:
         if isinstance(model_id, str) and ID_PATTERN.fullmatch(model_id):
             found.add(f"models/{model_id}.yaml")
         if not schema_problems(document, "record", self.root / SCHEMA_DIR):
-            found |= {f"hardware/{name}.yaml" for _, name in accelerator_links(data)}
+            found |= {
+                f"hardware/{name}.yaml" for _, name, family in accelerator_links(data) if not family
+            }
         return found
 
     def recompute(self, display: str) -> Recomputation:
@@ -218,9 +221,12 @@ class _Side:
         context = self._context(display)
         if isinstance(context, str):
             return Recomputation((), (), shown, False, context)
-        hardware = hardware_index(context.data, self.hardware)
-        margins = tuple(_margin(e) for e in all_evaluations(context, setup_of(context, hardware)))
+        inputs = Inputs(hardware_index(context.data, self.hardware), self._model)
+        margins = tuple(_margin(e) for e in all_evaluations(context, inputs))
         return Recomputation(tuple(_figures(context)), margins, shown, True, None)
+
+    def _model(self, model_id: str) -> Model | None:
+        return sound_model(self.model_state, model_id)
 
     def _context(self, display: str) -> RecordContext | str:
         document = self.document(display)
@@ -306,12 +312,19 @@ def _margin(evaluation: Evaluation) -> Margin:
     if not evaluation.checked:
         reason = evaluation.skipped or "an input is missing"
         return Margin(evaluation.rule.code, evaluation.check, None, "not checked", reason)
-    assert evaluation.value is not None and evaluation.limit is not None
+    side = evaluation.likely or evaluation.favourable
+    assert side is not None
+    if evaluation.impossible:
+        verdict = "violated"
+    elif evaluation.violated:
+        verdict = "violated on the likely reading"
+    else:
+        verdict = "ok"
     return Margin(
         evaluation.rule.code,
         evaluation.check,
-        percent(evaluation.value, evaluation.limit),
-        "violated" if evaluation.violated else "ok",
+        percent(side.value, side.limit),
+        verdict,
         evaluation.summary(),
     )
 

@@ -43,6 +43,7 @@ from kvrecords.kv.arithmetic import (
 )
 from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent
 from kvrecords.kv.units import format_binary, format_in_unit
+from kvrecords.kv.weights import weight_format
 from kvrecords.problems import did_you_mean
 from kvrecords.tools.fmt import format_data, load_schema
 from kvrecords.tools.issue_form import (
@@ -266,7 +267,12 @@ def scaffold_from_issue(
     flags = lines_of(answers.get("engine_flags", ""))
     if flags:
         methodology["engine"]["flags"] = flags
-    methodology["weights_precision"] = _line_or_none(answers.get("weights_precision"))
+    weights = _line_or_none(answers.get("weights_precision"))
+    if weights is not None and weight_format(weights) is None:
+        # the source's words; the precision waits, listed with a TODO, for a vocabulary name
+        methodology["weights_stated_as"] = weights
+        weights = None
+    methodology["weights_precision"] = weights
     methodology["concurrency"] = read("concurrency", whole_number, "methodology.concurrency")
     if answers.get("workload"):
         methodology["workload"] = paragraph(answers["workload"])
