@@ -539,55 +539,78 @@ class _Builder:
         from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
         if isinstance(node, CommentedMap) and isinstance(data, dict):
-            schemas = self.view.applicable(schema, data)
-            order = self.view.key_order(schemas)
-            # ruamel and the safe reader list keys in the same (text) order: pair them.
-            pairs = list(zip(node.keys(), data.keys(), strict=True))
-            ranked = sorted(
-                range(len(pairs)),
-                key=lambda i: (0, order[pairs[i][1]], i) if pairs[i][1] in order else (1, 0, i),
-            )
-            mapping = CommentedMap()
-            flow = in_flow or node.fa.flow_style()
-            if node.fa.flow_style():
-                mapping.fa.set_flow_style()
-            for index in ranked:
-                node_key, key = pairs[index]
-                child_path = (*path, key)
-                child_schema = self.view.child(schemas, key)
-                value = node[node_key]
-                if isinstance(value, (CommentedMap, CommentedSeq)):
-                    mapping[node_key] = self.build(
-                        value, data[key], child_path, child_schema, column + 2, in_flow=flow
-                    )
-                else:
-                    line_start = column + len(str(node_key)) + 2
-                    mapping[node_key] = self.scalar(
-                        value, data[key], child_path, column + 2, line_start, in_flow=flow
-                    )
-            return mapping
+            return self._mapping(node, data, path, schema, column, in_flow=in_flow)
         if isinstance(node, CommentedSeq) and isinstance(data, list):
-            schemas = self.view.applicable(schema, data)
-            item_schema = self.view.child(schemas, None)
-            sequence = CommentedSeq()
-            flow = in_flow or node.fa.flow_style()
-            if node.fa.flow_style():
-                sequence.fa.set_flow_style()
-            for index, (value, item) in enumerate(zip(node, data, strict=True)):
-                if isinstance(value, (CommentedMap, CommentedSeq)):
-                    sequence.append(
-                        self.build(
-                            value, item, (*path, index), item_schema, column + 2, in_flow=flow
-                        )
-                    )
-                else:
-                    sequence.append(
-                        self.scalar(
-                            value, item, (*path, index), column + 2, column + 2, in_flow=flow
-                        )
-                    )
-            return sequence
+            return self._sequence(node, data, path, schema, column, in_flow=in_flow)
         raise UnsafeFormat(f"{self.document.path}: ruamel and the safe reader disagree at {path}")
+
+    def _mapping(
+        self,
+        node: Any,
+        data: dict[str, Any],
+        path: JsonPath,
+        schema: Any,
+        column: int,
+        *,
+        in_flow: bool,
+    ) -> Any:
+        """The mapping's keys in schema order (unknown keys after, in text order)."""
+        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+        schemas = self.view.applicable(schema, data)
+        order = self.view.key_order(schemas)
+        # ruamel and the safe reader list keys in the same (text) order: pair them.
+        pairs = list(zip(node.keys(), data.keys(), strict=True))
+        ranked = sorted(
+            range(len(pairs)),
+            key=lambda i: (0, order[pairs[i][1]], i) if pairs[i][1] in order else (1, 0, i),
+        )
+        mapping = CommentedMap()
+        flow = in_flow or node.fa.flow_style()
+        if node.fa.flow_style():
+            mapping.fa.set_flow_style()
+        for index in ranked:
+            node_key, key = pairs[index]
+            child_path = (*path, key)
+            child_schema = self.view.child(schemas, key)
+            value = node[node_key]
+            if isinstance(value, (CommentedMap, CommentedSeq)):
+                mapping[node_key] = self.build(
+                    value, data[key], child_path, child_schema, column + 2, in_flow=flow
+                )
+            else:
+                line_start = column + len(str(node_key)) + 2
+                mapping[node_key] = self.scalar(
+                    value, data[key], child_path, column + 2, line_start, in_flow=flow
+                )
+        return mapping
+
+    def _sequence(
+        self,
+        node: Any,
+        data: list[Any],
+        path: JsonPath,
+        schema: Any,
+        column: int,
+        *,
+        in_flow: bool,
+    ) -> Any:
+        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+        schemas = self.view.applicable(schema, data)
+        item_schema = self.view.child(schemas, None)
+        sequence = CommentedSeq()
+        flow = in_flow or node.fa.flow_style()
+        if node.fa.flow_style():
+            sequence.fa.set_flow_style()
+        for index, (value, item) in enumerate(zip(node, data, strict=True)):
+            item_path = (*path, index)
+            if isinstance(value, (CommentedMap, CommentedSeq)):
+                built = self.build(value, item, item_path, item_schema, column + 2, in_flow=flow)
+            else:
+                built = self.scalar(value, item, item_path, column + 2, column + 2, in_flow=flow)
+            sequence.append(built)
+        return sequence
 
     def scalar(
         self,

@@ -400,12 +400,7 @@ def compare(
         for display in {*base.files, *head.files}
         if base.content(display) != head.content(display)
     }
-    names = {p.name for side in (base, head) for p in (side.root / SCHEMA_DIR).glob("*.json")}
-    schemas = tuple(
-        f"{SCHEMA_DIR}/{name}"
-        for name in sorted(names)
-        if _schema_bytes(base, name) != _schema_bytes(head, name)
-    )
+    schemas = _changed_schemas(base, head)
     dependency_paths = sorted(d for d in changed if not d.startswith("records/"))
     record_paths = sorted(d for d in {*base.files, *head.files} if d.startswith("records/"))
     records = []
@@ -413,35 +408,13 @@ def compare(
     for display in record_paths:
         links = base.dependencies(display) | head.dependencies(display)
         because = tuple(sorted(links & set(dependents)))
-        record_id = _record_id(display)
         for dependency in because:
-            dependents[dependency].add(record_id)
+            dependents[dependency].add(_record_id(display))
         if display not in changed and not because and not schemas:
             continue
-        old = base.recompute(display) if display in base.files else None
-        new = head.recompute(display) if display in head.files else None
-        change = "added" if old is None else "removed" if new is None else "changed"
-        if display not in changed:
-            change = "moved"
-        if change == "moved" and old == new:
-            continue  # a dependency changed in a way this record does not see
-        fields = field_changes(base.document(display), head.document(display))
-        explained = None
-        if change in ("added", "changed"):
-            explained = explain_record(head.root, head.files[display].path)
-        records.append(
-            RecordReview(
-                record_id,
-                display,
-                change,
-                because,
-                fields,
-                old,
-                new,
-                movements(old, new),
-                explained,
-            )
-        )
+        review = _record_review(base, head, display, display in changed, because)
+        if review is not None:
+            records.append(review)
     dependencies = tuple(
         DependencyReview(
             "model" if display.startswith("models/") else "hardware",
@@ -454,6 +427,42 @@ def compare(
         for display in dependency_paths
     )
     return Review(revision, tuple(records), dependencies, schemas, head_revision)
+
+
+def _changed_schemas(base: _Side, head: _Side) -> tuple[str, ...]:
+    names = {p.name for side in (base, head) for p in (side.root / SCHEMA_DIR).glob("*.json")}
+    return tuple(
+        f"{SCHEMA_DIR}/{name}"
+        for name in sorted(names)
+        if _schema_bytes(base, name) != _schema_bytes(head, name)
+    )
+
+
+def _record_review(
+    base: _Side, head: _Side, display: str, edited: bool, because: tuple[str, ...]
+) -> RecordReview | None:
+    """How one record's figures moved; None when only a dependency changed and they did not."""
+    old = base.recompute(display) if display in base.files else None
+    new = head.recompute(display) if display in head.files else None
+    change = "added" if old is None else "removed" if new is None else "changed"
+    if not edited:
+        change = "moved"
+        if old == new:
+            return None  # a dependency changed in a way this record does not see
+    explained = None
+    if change in ("added", "changed"):
+        explained = explain_record(head.root, head.files[display].path)
+    return RecordReview(
+        _record_id(display),
+        display,
+        change,
+        because,
+        field_changes(base.document(display), head.document(display)),
+        old,
+        new,
+        movements(old, new),
+        explained,
+    )
 
 
 def _schema_bytes(side: _Side, name: str) -> bytes | None:
