@@ -11,6 +11,7 @@ from kvrecords.kv.units import (
     Written,
     agrees,
     disagreement,
+    format_exact,
     format_fraction,
     format_in_unit,
     parse_byte_quantity,
@@ -128,3 +129,21 @@ def test_half_up_formatting() -> None:
     assert format_fraction(Fraction("9.155"), 2) == "9.16"
     assert format_in_unit(9_830_400_000, "GiB", 2) == "9.16 GiB"
     assert format_in_unit(512 * 1024**2, "MiB", 0) == "512 MiB"
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (Fraction(65536), "65,536"),
+        (Fraction(187, 200), "0.935"),
+        (Fraction(1, 3), "0.3333"),
+        (Fraction("23.13043"), "23.1304"),
+        # below one, four significant figures: an ITL slope of 8.94e-06 ms/token is not 0
+        (Fraction("8.94e-06"), "0.00000894"),
+        (Fraction("7.14e-06") / Fraction("8.94e-06"), "0.7987"),
+        (Fraction(1, 20000), "0.00005"),
+        (Fraction(-1, 7000), "-0.0001429"),
+    ],
+)
+def test_exact_values_are_shown_with_their_significant_figures(value: Fraction, shown: str) -> None:
+    assert format_exact(value) == shown

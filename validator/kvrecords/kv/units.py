@@ -191,12 +191,19 @@ def format_fraction(value: Fraction | int, decimals: int) -> str:
     return f"{sign}{whole:,}.{fraction:0{decimals}d}" if decimals else f"{sign}{whole:,}"
 
 
+_MOST_DECIMALS = 30
+
+
 def format_exact(value: Fraction | int, decimals: int = 4) -> str:
     """An exact value: an integer in full, else rounded to at most ``decimals`` places with
     trailing zeros dropped (``0.935``, ``23.1304``, ``65,536``)."""
     value = Fraction(value)
     if value.denominator == 1:
         return f"{value.numerator:,}"
+    # a value below one keeps four significant figures (8.94e-06 is 0.00000894, not 0)
+    size = abs(value)
+    while size * 10**decimals < 1000 and decimals < _MOST_DECIMALS:
+        decimals += 1
     return format_fraction(value, decimals).rstrip("0").rstrip(".")
 
 
