@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from conftest import REPO, run_cli
 from kvrecords.runner.validate import validate
 from kvrecords.tools.coverage import coverage_markdown
@@ -88,6 +90,13 @@ def test_coverage_counts_each_record_once_per_technique_and_engine(empty_dataset
         "    name: vllm\n", "    name: sglang\n"
     )
     (folder / "sglang-copy.yaml").write_text(copy)
+    (empty_dataset / "docs").mkdir()
+    (empty_dataset / "docs/coverage-notes.yaml").write_text(
+        "fewer_than_three:\n  mla: Searched the vLLM and SGLang blogs.\n"
+        "named_rows:\n  - row: An APC sweep on an A100\n    records: []\n"
+        "    note: No public source gives one.\n"
+        "  - row: The seed\n    records: [kv-efficiency/sglang-copy]\n"
+    )
     page = coverage_markdown(empty_dataset)
     engines, hardware = page.split("## Technique x hardware class")
     # the seed's cold run is the baseline; its warm run uses the record's two techniques
@@ -98,7 +107,24 @@ def test_coverage_counts_each_record_once_per_technique_and_engine(empty_dataset
     assert "| mla | none yet |  |  |" in engines
     assert "| prefix_caching | 2 | 2 |" in hardware  # both on the one rtx-5090 class
     assert "How many of the 2 records" in page
+    assert "- **mla** (0): Searched the vLLM and SGLang blogs." in page
+    assert "- **prefix_caching** (2): no reason recorded yet" in page
+    assert "- An APC sweep on an A100: no record yet. No public source gives one." in page
+    assert "- The seed: `kv-efficiency/sglang-copy`." in page
     assert (
         "Techniques with no record yet: radix_reuse, cache_aware_routing, kv_quantization, mla,"
         in page
     )
+
+
+@pytest.mark.parametrize(
+    "notes",
+    ["fewer_than_three: [\n", "fewer_than_three: [mla]\n", "named_rows:\n  - records: []\n"],
+)
+def test_unreadable_coverage_notes_are_an_error_naming_the_file(dataset: Path, notes: str) -> None:
+    root = with_docs(dataset)
+    (root / "docs/coverage-notes.yaml").write_text(notes)
+    done = run_cli("docs", cwd=root)
+    assert done.returncode == 1
+    assert done.stderr.startswith("kvrecords: docs/coverage-notes.yaml")
+    assert "Traceback" not in done.stderr

@@ -1108,12 +1108,13 @@ def metrics(markdown: bool) -> None:
 @click.option(
     "--check",
     is_flag=True,
-    help="Change nothing; show how docs/rules.md, docs/metrics.md and docs/dataset.md differ from what they "
-    "should be, with the command that fixes them, and exit 1 if they do.",
+    help="Change nothing; show how the generated pages of docs/ differ from what they should be,"
+    " with the command that fixes them, and exit 1 if they do.",
 )
 def docs(check: bool) -> None:
-    """Regenerate docs/rules.md (the check codes), docs/metrics.md (the metric vocabulary) and
-    docs/dataset.md (the dataset table).
+    """Regenerate docs/rules.md (the check codes), docs/metrics.md (the metric vocabulary),
+    docs/dataset.md (the dataset table) and docs/coverage.md (records per technique, engine and
+    hardware class, with docs/coverage-notes.yaml).
 
     The kvrecords-docs pre-commit hook runs this on every commit that changes the data or the
     validator. Refused (exit 1) while the dataset has errors: run kvrecords validate.
@@ -1121,13 +1122,17 @@ def docs(check: bool) -> None:
     from kvrecords.tools.docs import drift, write_pages
 
     root = _clean_root()
-    if check:
-        reports = drift(root)
-        for report in reports:
-            click.echo(report)
-        sys.exit(1 if reports else 0)
-    for page in write_pages(root):
-        click.echo(f"wrote {page}; add it to the commit: git add docs")
+    try:
+        if check:
+            reports = drift(root)
+            for report in reports:
+                click.echo(report)
+            sys.exit(1 if reports else 0)
+        for page in write_pages(root):
+            click.echo(f"wrote {page}; add it to the commit: git add docs")
+    except ValueError as error:  # docs/coverage-notes.yaml that cannot be read: the data's fault
+        click.echo(f"kvrecords: {error}", err=True)
+        sys.exit(1)
 
 
 def run_click(args: list[str]) -> int:
