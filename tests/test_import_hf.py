@@ -49,6 +49,9 @@ KEY_ORDER = [
     "hf_repo",
     "architecture",
     "num_layers",
+    "query_heads",
+    "hidden_size",
+    "head_dim_from_hidden",
     "dtype",
     "max_context_tokens",
     "layer_groups",
@@ -204,6 +207,16 @@ def test_two_space_indentation_and_sequence_dashes() -> None:
     assert "\n    mixers:\n      - kind: attention\n        kv_heads: 2\n" in text
     assert "\nunknown: []\n" in text
     assert "\ndtype: bf16\n" in text
+
+
+def test_heads_and_hidden_size_are_read_and_head_dim_derivation_said() -> None:
+    # Llama 3.1 8B's config: hidden_size 4096, 32 heads, head_dim 128 given (tests/hf_configs)
+    llama = imported("llama-3.1-8b")
+    assert (llama["query_heads"], llama["hidden_size"]) == (32, 4096)
+    # Qwen2.5-7B's config gives no head_dim: the qwen2 family takes 3584 / 28 = 128
+    assert imported("qwen2.5-7b-instruct")["head_dim_from_hidden"] is True
+    # Qwen3-32B sets head_dim 128 itself (5120 / 64 would be 80)
+    assert imported("qwen3-32b")["head_dim_from_hidden"] is False
 
 
 def test_nulls_are_written_out_and_listed() -> None:

@@ -124,7 +124,8 @@ def test_windows_and_several_groups_validate_too(dataset: Path) -> None:
 def test_unknown_geometry_leaves_the_derived_fields_null(dataset: Path) -> None:
     (dataset / "models/mystery-1b.yaml").write_text(
         "# yaml-language-server: $schema=../schema/model.schema.json\n"
-        "id: mystery-1b\nname: Mystery-1B\nnum_layers: 2\nlayer_groups:\n"
+        "id: mystery-1b\nname: Mystery-1B\nnum_layers: 2\nquery_heads: 8\nhidden_size: 1024\n"
+        "head_dim_from_hidden: false\nlayer_groups:\n"
         "  - kind: attention\n    layers: 2\n    kv_heads: 4\n    head_dim: null\n"
         "unknown:\n  - field: layer_groups[0].head_dim\n    reason: Not published.\n"
         "source:\n  citation: A test model whose head_dim is not published.\n",

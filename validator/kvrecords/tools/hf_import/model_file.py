@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from kvrecords.dataset.layout import ID_PATTERN
+from kvrecords.tools.hf_import.attention import DERIVES_HEAD_DIM
 from kvrecords.tools.hf_import.families import FAMILIES, from_layer_types, unknown_model_type
 from kvrecords.tools.hf_import.layout import architecture_phrase, layer_groups
 from kvrecords.tools.hf_import.reader import BY_HAND, ConfigError, ConfigReader, reader_for
@@ -65,6 +66,14 @@ def model_data_from_hf_config(
         source["url"] = source_url
     source["citation"] = source_citation if source_citation is not None else DEFAULT_CITATION
     heads = reader.optional("num_attention_heads")
+    hidden = reader.optional("hidden_size")
+    for field, value, config_name in (
+        ("query_heads", heads, "num_attention_heads"),
+        ("hidden_size", hidden, "hidden_size"),
+    ):
+        if value is None:
+            unknown.append({"field": field, "reason": f"The config gives no {config_name}."})
+    derived = model_type in DERIVES_HEAD_DIM and not reader.has("head_dim")
     lead = f"Imported from a Hugging Face config.json (model_type {model_type}) by kvrecords model import-hf."
     return {
         "id": model_id,
@@ -72,6 +81,9 @@ def model_data_from_hf_config(
         "hf_repo": hf_repo,
         "architecture": architecture_phrase(groups, heads, _is_moe(reader)),
         "num_layers": num_layers,
+        "query_heads": heads,
+        "hidden_size": hidden,
+        "head_dim_from_hidden": derived,
         "dtype": dtype,
         "max_context_tokens": max_context,
         "layer_groups": groups,
