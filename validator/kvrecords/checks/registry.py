@@ -14,6 +14,7 @@ from kvrecords.checks import (
     basis,
     dates,
     files,
+    hardware,
     measurements,
     models,
     plausibility,
@@ -38,6 +39,7 @@ FAMILIES: tuple[ModuleType, ...] = (
     runs,
     prose,
     models,
+    hardware,
     plausibility,
 )
 
