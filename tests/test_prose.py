@@ -200,3 +200,33 @@ def test_a_percentage_followed_by_slower_or_more_is_a_change() -> None:
     (claim,) = find_claims("at 1k, 0.541 s / 0.569 s is 4.9 percent slower prefill")
     assert claim.suffix == "% slower"
     assert claim_value_in_unit(claim) == (1 - Fraction(541, 569)) * 100
+
+
+@pytest.mark.parametrize(
+    ("prose", "wrong"),
+    [
+        # 9.16 GiB = 9.16 x 1,073,741,824 = 9,835,475,107.8 B; 9.155 to 9.165 GiB is what
+        # 9.16 stands for, so 9,835,000,000 B (9.1596 GiB) states it
+        ("9.16 GiB = 9,835,000,000 B.", None),
+        ("9.16 GiB is about 9.84 GB, 9.16 GiB ≈ 9.84 GB.", None),
+        # 36.6 GiB = 39,298,950,758 B = 39.3 GB: not 40 GB (37.25 GiB)
+        ("36.6 GiB = 39.3 GB.", None),
+        ("36.6 GiB = 40 GB.", "prose claims 36.6 GiB = 40 GB; it is 39 GB (39,298,950,758.4 B)"),
+        ("36.6 GiB ≈ 50 GB.", "prose claims 36.6 GiB = 50 GB; it is 39 GB (39,298,950,758.4 B)"),
+        # 65,536 B/token = 64 KiB/token exactly
+        ("65,536 B/token = 64 KiB/token.", None),
+        (
+            "65,536 B/token = 60 KiB/token.",
+            "prose claims 65,536 B/token = 60 KiB/token; it is 64 KiB/token (65,536 B)",
+        ),
+        # a count of tokens is no byte quantity: nothing to convert
+        ("150,000 tokens = 9.16 GiB.", None),
+    ],
+)
+def test_a_byte_quantity_said_in_another_unit_is_checked(
+    dataset: Path, prose: str, wrong: str | None
+) -> None:
+    seed = dataset / "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml"
+    seed.write_text(seed.read_text().replace("notes: >-\n", f"notes: >-\n  {prose}\n", 1))
+    found = [p.message for p in validate(dataset, [seed]).problems if p.code == "KV501"]
+    assert found == ([] if wrong is None else [wrong])

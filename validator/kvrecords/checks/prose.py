@@ -25,11 +25,13 @@ from kvrecords.kv.prose import (
     scan,
 )
 from kvrecords.kv.units import (
+    RELATIVE_TOLERANCE,
     agrees,
     format_exact,
     format_fraction,
     format_written,
     precision_note,
+    rounds_to,
     shown_decimals,
 )
 from kvrecords.problems import Problem, Rule, Severity
@@ -38,7 +40,8 @@ PROSE_ARITHMETIC = Rule(
     "KV501",
     "prose-arithmetic",
     "Every arithmetic claim in prose (`a x b x c = d unit`; also `≈`, `->`, `which is`, `gives`, "
-    "sums, differences, quotients, powers and units on the numbers) is right at the precision "
+    "sums, differences, quotients, powers, units on the numbers and a byte quantity said again in "
+    "another unit, `9.16 GiB = 9.84 GB`) is right at the precision "
     "written, within 1 % and to two significant figures.",
     "Prose is what readers quote; a wrong product in the explanation is as harmful as a wrong "
     "field. Claims are parsed with a small grammar, never evaluated as code.",
@@ -160,7 +163,7 @@ def _piece_problem(
     claim = piece
     value = claim_value_in_unit(claim)
     result = f"{format_written(claim.result)}{claim.suffix}"
-    if not agrees(claim.result, value):
+    if not agrees(claim.result, value) and not _converts_back(claim):
         decimals = shown_decimals(claim.result, value)
         shown = f"{format_fraction(value, decimals)}{claim.suffix}"
         if claim.in_bytes and claim.scale != 1:
@@ -184,6 +187,18 @@ def _piece_problem(
         message = f"prose gives {result}; the record's stated bytes_per_token: {listed}"
         return PROSE_BASIS, message, "error"
     return None
+
+
+def _converts_back(claim: Claim) -> bool:
+    """A conversion holds when its result, said in the quantity's unit, rounds to the quantity
+    as written (and is within 1 %): ``9.16 GiB`` stands for 9.155 to 9.165 GiB, so
+    ``9,835,000,000 B`` (9.1596 GiB) states it."""
+    if claim.converted is None:
+        return False
+    quantity, quantity_scale = claim.converted
+    result_bytes = Fraction(claim.result.value) * claim.scale
+    close = abs(result_bytes - claim.value) <= RELATIVE_TOLERANCE * abs(claim.value)
+    return close and rounds_to(quantity, result_bytes / quantity_scale)
 
 
 class _Locator:

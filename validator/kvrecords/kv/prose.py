@@ -134,6 +134,8 @@ class Claim(NamedTuple):
     in_bytes: bool  # the result has a byte unit (and the value is in bytes)
     per_token: bool  # the result is bytes per token
     tentative: bool  # joined by a weak verb ("is", "are"): perhaps not a claim at all
+    # a conversion (``9.16 GiB = 9,835,000,000 B``): the quantity as written and its unit's bytes
+    converted: tuple[Written, Fraction] | None = None
 
     @property
     def unit(self) -> str | None:
@@ -371,7 +373,7 @@ class _Scan:
             if gap and self.expecting != "nothing" and not gap.isspace():
                 joined = self.gap(gap, kind == "number")
             if joined is not None:  # "... which is 9.16 GiB": the number is a result
-                self.claim(end, token, tentative=joined, equals_sign=False)
+                self.claim(end, token, tentative=joined, equals_sign=False, by_sign=False)
                 self.start(token, token.start())
                 index += 1
             else:
@@ -430,7 +432,7 @@ class _Scan:
             result = self.result(tokens, index)
             if result is not None:
                 plain = token.group() == "="
-                self.claim(token.start(), result, tentative=False, equals_sign=plain)
+                self.claim(token.start(), result, tentative=False, equals_sign=plain, by_sign=True)
                 self.start(result, result.start())
                 return 2
             self.reset()
@@ -469,9 +471,16 @@ class _Scan:
         return tokens[index + 1] if between.lower() in _QUALIFIERS else None
 
     def claim(
-        self, joined_at: int, result_token: re.Match[str], *, tentative: bool, equals_sign: bool
+        self,
+        joined_at: int,
+        result_token: re.Match[str],
+        *,
+        tentative: bool,
+        equals_sign: bool,
+        by_sign: bool,
     ) -> None:
-        """The expression so far, joined at ``joined_at`` to the number ``result_token``."""
+        """The expression so far, joined at ``joined_at`` to the number ``result_token`` (by a
+        sign such as ``=`` or ``≈`` when ``by_sign``, else by words)."""
         first = 0 if self.too_long else _balanced_start(self.items)
         tokens = self.items[first:]
         start = self.offsets[first] if tokens else joined_at
@@ -481,6 +490,9 @@ class _Scan:
             self.found(Unreadable(text, start, reason, beyond_limits=True))
             return
         if not any(isinstance(item, str) and item not in "()" for item in tokens):
+            if by_sign and not self.after_range and len(tokens) == 1:
+                self.conversion(tokens[0], result_token, start, text)
+                return
             if self.after_range and equals_sign:
                 begin = self.text.rfind(" ", 0, start - 1) + 1
                 reason = "a range is not arithmetic; write a difference with spaces (a - b)"
@@ -520,6 +532,35 @@ class _Scan:
                 _is_bytes(result),
                 result.per_token,
                 tentative,
+            )
+        )
+
+    def conversion(
+        self, quantity: re.Match[str] | str, result_token: re.Match[str], start: int, text: str
+    ) -> None:
+        """``9.16 GiB = 9.84 GB``: one byte quantity written in another unit is a claim too."""
+        if isinstance(quantity, str):
+            return  # a lone parenthesis
+        try:
+            number, result = _number(quantity), _number(result_token)
+        except _Invalid:
+            return  # a lone number the grammar cannot read states nothing to check
+        if not (_is_bytes(number) and _is_bytes(result)) or number.per_token != result.per_token:
+            return
+        self.found(
+            Claim(
+                text,
+                start,
+                _expression_text([number]),
+                number.value,
+                (number.value,),
+                result.written,
+                result.scale,
+                result.text[len(result.written.text) :],
+                True,
+                result.per_token,
+                False,
+                (number.written, number.scale),
             )
         )
 
@@ -563,6 +604,10 @@ _OPERATOR_BEFORE_NUMBER_RE = re.compile(
 )
 _RANGE_RE = re.compile(r"[0-9][-–‑][0-9]")
 _PERCENT_OF_RE = re.compile(rf"(?:%|percent){_SPACE}of\b")
+# A byte quantity said again in another unit (``9.16 GiB = 9.84 GB``, ``≈ ~9.8 GB``)
+_CONVERSION_RE = re.compile(
+    rf"(?:{_BYTE_UNIT})(?:/tokens?|\s+per\s+tokens?)?\s{{0,3}}(?:=|≈|≃|~=)\s{{0,3}}(?:~|about\s|approx\.?\s)?\s{{0,3}}[0-9]"
+)
 
 
 def _may_hold_arithmetic(prose: str) -> bool:
@@ -570,6 +615,10 @@ def _may_hold_arithmetic(prose: str) -> bool:
         _OPERATOR_BEFORE_NUMBER_RE.search(prose) is not None
         or ("of" in prose and _PERCENT_OF_RE.search(prose) is not None)
         or ("=" in prose and _RANGE_RE.search(prose) is not None)
+        or (
+            ("=" in prose or "≈" in prose or "≃" in prose)
+            and _CONVERSION_RE.search(prose) is not None
+        )
     )
 
 
