@@ -90,7 +90,7 @@ def test_data_and_code_licences_are_stated_apart() -> None:
     code_licence = (REPO / "LICENSE").read_text(encoding="utf-8")
     assert code_licence.split()[:4] == ["Apache", "License", "Version", "2.0,"]
     pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    assert 'license = { text = "Apache-2.0" }' in pyproject
+    assert 'license = "Apache-2.0"' in pyproject
 
 
 def test_the_version_reads_as_year_month_counter() -> None:
