@@ -112,6 +112,28 @@ def test_a_wrong_speedup_is_rejected_after_migration_as_before(empty_dataset: Pa
     assert lines[after.line - 1][after.column - 1 :] == "32x"
 
 
+def test_a_rate_keeps_its_scope_and_a_null_card_takes_its_run_figures(empty_dataset: Path) -> None:
+    # format 1 could state a decode rate in results and leave the card null; format 2's card
+    # repeats the headline run (KV803), so the rate moves to the warm run and onto the card
+    text = format_1().replace(
+        "  decode_tokens_per_s: null\n",
+        "  decode_tokens_per_s: 41.5\n  decode_rate_scope: per_sequence\n",
+    )
+    path = write(empty_dataset, text)
+    assert run_cli("migrate", cwd=empty_dataset).returncode == 0
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    warm = {run["id"]: run for run in data["runs"]}["warm"]
+    assert warm["metrics"][-1] == {
+        "name": "decode_tokens_per_s",
+        "statistic": "single",
+        "value": 41.5,
+        "scope": "per_sequence",
+    }
+    assert data["measured_tps_at_ctx"] == 41.5
+    assert "measured_tps_at_ctx" not in [entry["field"] for entry in data["not_stated"]]
+    assert [p.code for p in validate(empty_dataset).problems if p.severity == "error"] == []
+
+
 def test_a_figure_no_metric_holds_leaves_the_record_unchanged(empty_dataset: Path) -> None:
     text = format_1(OBSERVATION.replace("ttft_p90_ms: 4100", "wait_queue_requests: 3"))
     path = write(empty_dataset, text)
@@ -135,15 +157,24 @@ def test_check_lists_format_1_records_and_changes_nothing(empty_dataset: Path) -
 
 
 def test_a_file_that_is_not_a_record_is_refused_with_a_reason(empty_dataset: Path) -> None:
-    path = write(empty_dataset, "- just\n- a list\n")
-    result = run_cli("migrate", RECORD, cwd=empty_dataset)
-    assert result.returncode == 1
-    assert f"{RECORD}: is not a record" in result.stdout
-    assert "Traceback" not in result.stderr
-    write(empty_dataset, "key: [unclosed\n")
-    result = run_cli("migrate", RECORD, cwd=empty_dataset)
-    assert result.returncode == 1 and f"{RECORD}: cannot be read" in result.stdout
-    assert path.exists()
+    tagged = format_1().replace(
+        "  engine:\n", "  engine: !!python/object/apply:os.system [id]\n  x:\n"
+    )
+    without_methodology = format_1().replace("methodology:", "method:")
+    for text, reason in (
+        ("key: value\n", ": is not a record"),
+        # what validate refuses unread is refused here as validate words it
+        ("- just\n- a list\n", ":1:1: KV006 the top level must be a mapping"),
+        ("key: [unclosed\n", ":2:1: KV001 YAML syntax"),
+        (tagged, ":64:11: KV004 tag"),
+        (without_methodology, ": is not a format-1 record: no methodology"),
+    ):
+        path = write(empty_dataset, text)
+        result = run_cli("migrate", RECORD, cwd=empty_dataset)
+        assert result.returncode == 1, text
+        assert f"{RECORD}{reason}" in result.stdout, result.stdout
+        assert "Traceback" not in result.stderr and not result.stderr
+        assert path.read_text(encoding="utf-8") == text
 
 
 def test_ad_hoc_names_map_to_a_metric_and_a_statistic() -> None:

@@ -1067,6 +1067,10 @@ def migrate(paths: tuple[Path, ...], check: bool) -> None:
     failed = False
     for path in files:
         migration = migrate_file(path, root)
+        if migration.refused:
+            failed = True
+            click.echo("\n".join(problem_line(problem) for problem in migration.refused))
+            continue
         if migration.text is None and not migration.unplaced:
             if migration.summary != "is format 2 already":
                 click.echo(f"{migration.display}: {migration.summary}")

@@ -2,21 +2,26 @@
 
 The measured figures of ``results`` become runs (a cold baseline, a warm treatment, or the one
 run the source measured), each ``observations`` entry its own run, a stated speedup a
-comparison between the cold and warm runs. Figures keep the text they were written with (the
-YAML is read with ruamel's round-trip loader, whose numbers dump as written) and comments
-outside ``results`` stay. A figure under a name the metric vocabulary does not hold is not
-guessed at: the record is left as it is and the names are listed. A hit rate's definition is
-not in format 1, so it is migrated as ``not_stated`` for the contributor to read off the source.
+comparison between the cold and warm runs; a decode rate stated per sequence keeps that scope,
+and a card left null takes the figures of the run it heads. Figures keep the text they were
+written with (the YAML is read with ruamel's round-trip loader, whose numbers dump as written)
+and comments outside ``results`` stay. A figure under a name the metric vocabulary does not hold
+is not guessed at: the record is left as it is and the names are listed. A hit rate's
+definition is not in format 1, so it is migrated as ``not_stated`` for the contributor to read
+off the source. A file validate would refuse unread is refused here with the same reason.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from kvrecords.dataset.atomic import write_atomically
+from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import classify
 from kvrecords.kv.metrics import BY_NAME
+from kvrecords.problems import Problem
 
 # How format-1 statistics are spelt inside ad-hoc observation names.
 _STATISTIC_WORDS = {
@@ -48,28 +53,36 @@ class Migration(NamedTuple):
     text: str | None  # None: unchanged (already format 2, or refused)
     unplaced: tuple[str, ...] = ()  # figures the vocabulary cannot hold, by their format-1 path
     summary: str = ""
+    refused: tuple[Problem, ...] = ()  # why the safe reader refuses the file, as validate says
 
 
 def migrate_file(path: Path, root: Path) -> Migration:
     """The format-2 text of the record at ``path``; nothing is written."""
     from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
 
-    from kvrecords.tools.fmt import format_data, load_schema
+    from kvrecords.tools.fmt import FormatRefused, UnsafeFormat, format_data, load_schema
 
     found = classify(root, path)
     display = found.display if found else str(path)
-    text = path.read_text(encoding="utf-8")
-    try:
-        data = YAML(typ="rt").load(text)
-    except YAMLError as error:
-        return Migration(display, None, summary=f"cannot be read: {error}".splitlines()[0])
+    # The safe reader first: a file validate refuses (a tag, an alias, a non-finite number,
+    # bytes that are not UTF-8) is refused here with the same reason, before ruamel reads it.
+    document = read_document(path, display)
+    if not isinstance(document, Document):
+        return Migration(display, None, summary="cannot be read", refused=tuple(document))
+    data = YAML(typ="rt").load(document.text)
     if not isinstance(data, dict) or "id" not in data:
         return Migration(display, None, summary="is not a record")
     if data.get("format") == 2:
         return Migration(display, None, summary="is format 2 already")
+    missing = [key for key in FORMAT_1_SHAPE if not isinstance(data.get(key), dict)]
+    if missing:
+        return Migration(display, None, summary=f"is not a format-1 record: no {missing[0]}")
     unplaced: list[str] = []
-    converted = convert(data, unplaced)
+    try:
+        converted = convert(data, unplaced)
+        text = format_data(converted, "record", load_schema(root, "record"))
+    except (KeyError, TypeError, AttributeError, FormatRefused, UnsafeFormat) as error:
+        return Migration(display, None, summary=f"cannot be migrated: {_shape_error(error)}")
     if unplaced:
         return Migration(display, None, tuple(unplaced), "has figures no metric holds")
     runs = converted["runs"]
@@ -77,9 +90,20 @@ def migrate_file(path: Path, root: Path) -> Migration:
     summary = (
         f"{len(runs)} runs, {metrics} metrics, {len(converted.get('comparisons', []))} comparisons"
     )
-    return Migration(
-        display, format_data(converted, "record", load_schema(root, "record")), (), summary
-    )
+    return Migration(display, text, (), summary)
+
+
+# What convert reads off a format-1 record before anything else.
+FORMAT_1_SHAPE = ("kv_bytes_basis", "methodology")
+
+
+def _shape_error(error: Exception) -> str:
+    """What a record that is not shaped like a format-1 record lacks, in a user's words."""
+    if isinstance(error, KeyError):
+        return f"a format-1 field it needs is missing ({error.args[0]!r})"
+    if isinstance(error, (TypeError, AttributeError)):
+        return "a field has another type than format 1 gives it (validate names it after migrating)"
+    return str(error).splitlines()[0]
 
 
 def convert(record: Any, unplaced: list[str]) -> Any:
@@ -102,7 +126,7 @@ def convert(record: Any, unplaced: list[str]) -> Any:
     elif speedup is not None:
         unplaced.append("results.speedup (no cold and warm TTFT to compare)")
     record.insert(position, "headline_run", _headline(record, runs))
-    _retarget_not_stated(record)
+    _drop_not_stated(record, lambda field: field.startswith("results."))
     return record
 
 
@@ -146,6 +170,8 @@ def _result_runs(record: Any, results: Any) -> list[dict[str, Any]]:
     ):
         if value is not None:
             main["metrics"].append(_metric(name, value))
+    if results.get("decode_rate_scope") == "per_sequence" and decode_name in _names(main):
+        _find_metric(main, decode_name)["scope"] = "per_sequence"
     derived = {
         key: results[key]
         for key in ("tokens_not_recomputed", "bytes_not_recomputed")
@@ -208,24 +234,41 @@ def _headline(record: Any, runs: list[dict[str, Any]]) -> str:
             break
     else:
         headline = [run for run in runs if not run["id"].startswith("observation-")][-1]
-    names = {metric["name"] for metric in headline["metrics"]}
+    names = _names(headline)
     if card_ttft is not None and "ttft_ms" not in names:
         headline["metrics"].insert(0, _metric("ttft_ms", card_ttft))
-    decode_names = {"decode_tokens_per_s", "output_tokens_per_s"}
-    if card_tps is not None and not names & decode_names:
+    decode_names = ("decode_tokens_per_s", "output_tokens_per_s")
+    if card_tps is not None and not names & set(decode_names):
         headline["metrics"].append(_metric("decode_tokens_per_s", card_tps))
+    # The card repeats the headline run's figures: a figure format 1 held only in results
+    # (the card left null) is the card's now.
+    for field, metric_names in (
+        ("measured_ttft_ms_at_ctx", ("ttft_ms",)),
+        ("measured_tps_at_ctx", decode_names),
+    ):
+        given = [name for name in metric_names if name in _names(headline)]
+        if record.get(field) is None and given:
+            record[field] = _find_metric(headline, given[0])["value"]
+            _drop_not_stated(record, field.__eq__)
     return str(headline["id"])
 
 
-def _retarget_not_stated(record: Any) -> None:
-    """``not_stated`` entries of results fields go with them: a null measurement is not a
-    metric, so its entry is dropped; the card's entries stay."""
+def _names(run: dict[str, Any]) -> set[str]:
+    return {metric["name"] for metric in run["metrics"]}
+
+
+def _find_metric(run: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(metric for metric in run["metrics"] if metric["name"] == name)
+
+
+def _drop_not_stated(record: Any, dropped: Callable[[str], bool]) -> None:
+    """``not_stated`` without the entries of fields that are no longer null or no longer exist
+    (a null results field is not a metric, so its entry goes with it)."""
     entries = record.get("not_stated")
-    if entries is None:
-        return
-    kept = [entry for entry in entries if not str(entry["field"]).startswith("results.")]
-    entries.clear()
-    entries.extend(kept)
+    if entries is not None:
+        kept = [entry for entry in entries if not dropped(str(entry["field"]))]
+        entries.clear()
+        entries.extend(kept)
 
 
 def write_migration(path: Path, migration: Migration) -> None:
