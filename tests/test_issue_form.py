@@ -88,8 +88,8 @@ def test_the_form_offers_exactly_what_the_schema_and_reader_accept() -> None:
     assert asked["techniques"]["attributes"]["multiple"] is True
     scopes = asked["decode_rate_scope"]["attributes"]["options"]
     assert scopes == list(DECODE_RATE_SCOPES)
-    results = schema["$defs"]["results"]["properties"]["decode_rate_scope"]["enum"]
-    assert sorted(DECODE_RATE_SCOPES.values()) == sorted(results)
+    metric_scopes = schema["$defs"]["metric"]["properties"]["scope"]["enum"]
+    assert set(DECODE_RATE_SCOPES.values()) <= set(metric_scopes)
 
 
 # ---- reading the body ---------------------------------------------------------------------
@@ -211,19 +211,37 @@ def test_a_realistic_issue_becomes_a_record_with_its_arithmetic(dataset: Path) -
     ]
     assert methodology["workload"].startswith("A 150,000-token replay prompt")
     assert data["techniques"] == ["prefix_caching", "hybrid_linear_attention"]
-    # 53.2 s and 2.3 s in milliseconds; 93.5% as a fraction
-    assert data["results"]["cold_ttft_ms"] == 53200
-    assert data["results"]["warm_ttft_ms"] == 2300
-    assert data["results"]["hit_rate"] == 0.935
-    assert data["measured_ttft_ms_at_ctx"] == 2300
+    # the cold TTFT a baseline run, the warm TTFT and hit rate the headline treatment run:
+    # 53.2 s and 2.3 s in milliseconds, 93.5% as a fraction
+    assert data["format"] == 2
+    cold, warm = data["runs"]
+    assert (cold["id"], cold["role"], warm["id"], warm["role"]) == (
+        "cold",
+        "baseline",
+        "warm",
+        "treatment",
+    )
+    assert [(m["name"], m["statistic"], m["value"]) for m in cold["metrics"]] == [
+        ("ttft_ms", "single", 53200)
+    ]
+    assert [(m["name"], m["value"]) for m in warm["metrics"]] == [
+        ("ttft_ms", 2300),
+        ("hit_rate", 0.935),
+    ]
+    # the form asks neither the statistic nor the hit rate's definition: placeholders say so
+    assert warm["metrics"][1]["definition"] == {"counted_in": "not_stated", "window": "not_stated"}
+    assert cold["note"].startswith("TODO: each figure's statistic")
+    assert "the hit rate's definition" in warm["note"]
+    assert data["headline_run"] == "warm"
+    assert data["measured_ttft_ms_at_ctx"] == 2300  # the card repeats the headline run
     assert data["measured_tps_at_ctx"] is None
-    # the runs have no structured home yet: they wait in the notes placeholder
+    # the other runs wait in the notes placeholder
     assert data["notes"].startswith("TODO")
     assert "aggregate prefix hit rate 43-45 percent" in data["notes"]
     assert "includes decode." in data["notes"]
     listed = {e["field"]: e["reason"] for e in data["not_stated"]}
     assert listed["methodology.engine.version"] == TODO_REASON
-    assert "results.cold_ttft_ms" not in listed
+    assert not any(field.startswith("runs") for field in listed)
 
 
 def test_the_scaffold_validates_once_rated_except_for_its_placeholders(dataset: Path) -> None:
@@ -260,18 +278,47 @@ def test_answers_that_cannot_be_recorded_stay_placeholders(dataset: Path) -> Non
         ("methodology.source.published", "'early September'"),
         ("methodology.hardware.accelerator", "'H100 80GB'"),
         ("kv_bytes_basis.context_tokens", "'150K'"),
-        ("results.cold_ttft_ms", "'under a minute'"),
-        ("results.hit_rate", "'93.5'"),
     ):
         assert listed[field].startswith(f"TODO: the issue answers {quoted}"), field
+    # a run's figure has no null to keep: its run holds none, and says why in its note
+    cold, warm = data["runs"]
+    assert cold["metrics"] == [] and [m["name"] for m in warm["metrics"]] == ["ttft_ms"]
+    assert cold["note"].startswith("TODO: the issue answers 'under a minute'")
+    assert warm["note"].startswith("TODO: the issue answers '93.5'")
     assert "close: h100-pcie, h100-sxm" in listed["methodology.hardware.accelerator"]
     assert data["kv_bytes_basis"]["kv_at_context"] is None
     path = dataset / "records/kv-efficiency" / f"{slug}.yaml"
     path.write_text(text.replace("confidence: null", "confidence: 0.6"))
     problems = [p for p in validate(dataset, [path]).problems if p.code == "KV206"]
-    assert {"not_stated[0].reason", "not_stated[3].reason"} <= {
+    assert {"not_stated[0].reason", "not_stated[3].reason", "runs[0].note", "runs[1].note"} <= {
         p.message.split(" ", 1)[0] for p in problems
     }
+
+
+@pytest.mark.parametrize(
+    ("scope", "metric"),
+    [
+        ("per sequence", {"name": "decode_tokens_per_s", "scope": "per_sequence"}),
+        ("aggregate over all sequences", {"name": "output_tokens_per_s"}),
+        ("None", {"name": "decode_tokens_per_s"}),  # not answered: no scope is claimed
+    ],
+)
+def test_one_measured_setting_is_one_run_and_its_rate_keeps_its_scope(
+    dataset: Path, scope: str, metric: dict[str, str]
+) -> None:
+    body = APC_BODY.read_text(encoding="utf-8")
+    for label in ("Cold TTFT (ms)", "Warm TTFT (ms)", "Prefix-cache hit rate"):
+        body = with_answer(body, label, "_No response_")
+    body = with_answer(body, "Decode rate (tokens/s)", "41.35 tok/s")
+    body = with_answer(body, "Decode rate is", scope)
+    data = data_of(scaffold_from_issue(dataset, parse_issue_body(body), {})[1])
+    (run,) = data["runs"]
+    assert (run["id"], run["role"], data["headline_run"]) == ("main", "only", "main")
+    assert run["label"].startswith("TODO")  # what the one setting was is the source's to say
+    ttft, rate = run["metrics"]
+    assert ttft == {"name": "ttft_ms", "statistic": "single", "value": 2300}
+    assert rate == {**metric, "statistic": "single", "value": 41.35}
+    assert (data["measured_ttft_ms_at_ctx"], data["measured_tps_at_ctx"]) == (2300, 41.35)
 
 
 def test_options_beside_the_issue_win_over_its_answers(dataset: Path) -> None:

@@ -46,8 +46,14 @@ def data_of(text: str) -> Any:
 
 
 def fill(text: str) -> str:
-    """What a contributor does next: the measurement, a rating, and every TODO replaced."""
-    text = text.replace("measured_ttft_ms_at_ctx: null", "measured_ttft_ms_at_ctx: 2300")
+    """What a contributor does next: the measurement in the run and on the card, a rating, and
+    every TODO replaced (the run's note, once followed, removed)."""
+    text = re.sub(r"    note: >-\n      TODO: each figure [^\n]*\n( {6}[^\n]*\n)*", "", text)
+    metric = (
+        "    metrics:\n      - name: ttft_ms\n        statistic: single\n        value: 53200\n"
+    )
+    text = text.replace("    metrics: []\n", metric)
+    text = text.replace("measured_ttft_ms_at_ctx: null", "measured_ttft_ms_at_ctx: 53200")
     text = re.sub(r"  - field: measured_ttft_ms_at_ctx\n    reason: [^\n]*\n", "", text)
     text = text.replace("confidence: null", "confidence: 0.62")
     text = text.replace(f"'{TODO_REASON}'", "The post does not say.")
@@ -75,7 +81,11 @@ def test_the_filled_scaffold_validates_clean(dataset: Path) -> None:
     assert "TODO" not in filled
     path.write_text(filled, encoding="utf-8")
     assert validate(dataset, [path]).problems == []
-    assert data_of(filled)["measured_ttft_ms_at_ctx"] == 2300
+    data = data_of(filled)
+    assert data["measured_ttft_ms_at_ctx"] == 53200
+    assert data["runs"][0]["metrics"] == [
+        {"name": "ttft_ms", "statistic": "single", "value": 53200}
+    ]
 
 
 def test_every_null_is_listed_with_a_todo_reason(dataset: Path) -> None:
@@ -85,8 +95,13 @@ def test_every_null_is_listed_with_a_todo_reason(dataset: Path) -> None:
     assert listed["measured_tps_at_ctx"] == TODO_REASON
     assert listed["methodology.source.url"] == TODO_REASON
     assert listed["methodology.engine.version"] == TODO_REASON
-    assert {f"results.{name}" for name in data["results"]} <= set(listed)
-    assert all(value is None for value in data["results"].values())
+    assert data["format"] == 2
+    # one headline run, for each figure the source gives; its label and note are placeholders
+    (run,) = data["runs"]
+    assert data["headline_run"] == run["id"] == "main"
+    assert run["role"] == "only" and run["metrics"] == []
+    assert run["label"].startswith("TODO") and run["note"].startswith("TODO")
+    assert not any(field.startswith("runs") for field in listed)
     assert data["confidence"] is None  # rated by the contributor, never defaulted
     for key in ("notes", "title", "confidence_reason"):
         assert data[key].startswith("TODO")

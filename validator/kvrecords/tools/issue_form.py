@@ -49,7 +49,8 @@ LABELS: dict[str, str] = {
     "other": "Anything else",
     "terms": "Sourcing",
 }
-# The dropdown's choices and the values results.decode_rate_scope takes for them.
+# The dropdown's choices and the scope each gives a decode rate (an aggregate rate is the
+# metric output_tokens_per_s, a per-sequence one decode_tokens_per_s with scope per_sequence).
 DECODE_RATE_SCOPES = {
     "per sequence": "per_sequence",
     "aggregate over all sequences": "aggregate",

@@ -5,7 +5,9 @@ from the model file with the same arithmetic the validator checks them with, and
 explanation writes that arithmetic out as claims the prose checker verifies. Everything the
 contributor must read from the source is null (listed under ``not_stated`` with a TODO reason)
 or a ``TODO`` placeholder; ``confidence`` is null so that validation fails until it is rated.
-The text comes back in the canonical format (``format_text`` leaves it unchanged).
+The record is format 2: one headline run to which the contributor adds each figure as a metric
+(and each other configuration the source measured as a run). The text comes back in the
+canonical format (``format_text`` leaves it unchanged).
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import re
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from fractions import Fraction
-from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -60,12 +61,11 @@ from kvrecords.tools.issue_form import (
 
 TODO_REASON = "TODO: fill from the source or give the reason it is not stated"
 _MAX_SLUG = 120 - len(f"{RECORD_PREFIX}/")  # the schema caps the id at 120 characters
-_MEASURED_RESULTS = (
-    "cold_ttft_ms",
-    "warm_ttft_ms",
-    "hit_rate",
-    "decode_tokens_per_s",
-    "prefill_tokens_per_s",
+_RUN_LABEL = "TODO: what this run measured, in a few words"
+_RUN_NOTE = (
+    "TODO: each figure the source gives for this run as a metric (name, statistic, value: "
+    "{name: ttft_ms, statistic: median, value: 2300}; kvrecords metrics lists the names), each "
+    "other configuration it measured as a run of its own; then remove this note"
 )
 
 
@@ -175,19 +175,32 @@ def write_scaffold(root: Path, slug: str, text: str) -> Path:
 
 
 # ---- from a submission issue ----------------------------------------------------------------
-# Every answer lands in the field it names, read as strictly as the validator reads the field;
-# an answer that cannot be read leaves the field null with a TODO reason quoting it, and answers
-# with no field of their own (the runs, anything else) go into the notes placeholder. Both are
-# placeholders KV206 rejects until a maintainer has dealt with them.
+# Every answer lands in the field it names, read as strictly as the validator reads the field.
+# The headline figures become metrics of runs: a cold TTFT a baseline run, a warm TTFT and a hit
+# rate the treatment run (the headline), or one run when the source measured one setting; the
+# card repeats the headline run's figures. An answer that cannot be read leaves its field null
+# with a TODO reason quoting it (a run's figure: a TODO note on the run), each run's note asks
+# for the statistic the form does not, and answers with no field of their own (the other runs,
+# anything else) go into the notes placeholder. KV206 rejects every placeholder until a
+# maintainer has dealt with it.
 
-_ISSUE_FIGURES = (  # answer id, where it goes, how it is read
-    ("ttft_ms", ("measured_ttft_ms_at_ctx",), "ms"),
-    ("decode_tokens_per_s", ("measured_tps_at_ctx", "results.decode_tokens_per_s"), "rate"),
-    ("cold_ttft_ms", ("results.cold_ttft_ms",), "ms"),
-    ("warm_ttft_ms", ("results.warm_ttft_ms",), "ms"),
-    ("hit_rate", ("results.hit_rate",), "fraction"),
-    ("prefill_tokens_per_s", ("results.prefill_tokens_per_s",), "rate"),
+_STATISTIC_TODO = (
+    "TODO: each figure's statistic as the source gives it (single for one unqualified "
+    "measurement; mean, median or a percentile otherwise)"
 )
+_DEFINITION_TODO = ", and the hit rate's definition (what it counts, over what window)"
+_UNKNOWN_DEFINITION = {"counted_in": "not_stated", "window": "not_stated"}
+# The headline answers: how each is read, and the metric it is in a run.
+_RUN_FIGURES = {
+    "ttft_ms": ("ms", "ttft_ms"),
+    "cold_ttft_ms": ("ms", "ttft_ms"),
+    "warm_ttft_ms": ("ms", "ttft_ms"),
+    "hit_rate": ("fraction", "hit_rate"),
+    "decode_tokens_per_s": ("rate", "decode_tokens_per_s"),
+    "prefill_tokens_per_s": ("rate", "prefill_tokens_per_s"),
+}
+_COMPARED = ("cold_ttft_ms", "warm_ttft_ms", "hit_rate")  # answers that make two runs
+_CARD = {"ttft_ms": "measured_ttft_ms_at_ctx", "decode_tokens_per_s": "measured_tps_at_ctx"}
 _VENDOR_WORDS = ("nvidia", "amd", "apple", "geforce", "instinct")
 _MODEL_SPELLINGS = ("name", "hf_repo")
 _HARDWARE_SPELLINGS = ("name",)
@@ -276,17 +289,77 @@ def scaffold_from_issue(
     methodology["concurrency"] = read("concurrency", whole_number, "methodology.concurrency")
     if answers.get("workload"):
         methodology["workload"] = paragraph(answers["workload"])
-    for answer_id, fields, kind in _ISSUE_FIGURES:
-        value = read(answer_id, partial(figure, kind=kind), fields[0])
-        for field in fields:
-            _place(record, field, value)
-            if fields[0] in reasons:
-                reasons[field] = reasons[fields[0]]
-    scope = DECODE_RATE_SCOPES.get(answers.get("decode_rate_scope", ""))
-    if scope is not None:
-        record["results"]["decode_rate_scope"] = scope
+    _issue_runs(record, answers, reasons)
     record["notes"] = _issue_notes(answers, [t for t in techniques if t not in _techniques(root)])
     return inputs.slug, _finish(root, record, reasons)
+
+
+def _issue_runs(record: dict[str, Any], answers: dict[str, str], reasons: dict[str, str]) -> None:
+    """The runs the headline answers describe, the headline run, and the card from it; an
+    unreadable card figure gets its reason in ``reasons``, a run's in the run's note."""
+    figures: dict[str, Any] = {}
+    unread: dict[str, str] = {}
+    for answer_id, (kind, _) in _RUN_FIGURES.items():
+        if answer_id in answers:
+            try:
+                figures[answer_id] = figure(answers[answer_id], kind)
+            except ValueError as error:
+                unread[answer_id] = _unread(answers[answer_id], str(error))
+    for answer_id, field in _CARD.items():
+        if answer_id in unread:
+            reasons[field] = unread.pop(answer_id)
+    runs: list[dict[str, Any]] = []
+    if "cold_ttft_ms" in answers:
+        cold = {"id": "cold", "label": "prefix not cached (cold)", "role": "baseline"}
+        runs.append(_issue_run(cold, ["cold_ttft_ms"], figures, unread))
+    headline: dict[str, Any]
+    if any(answer_id in answers for answer_id in _COMPARED):
+        # the form's headline TTFT is the warm one when the warm TTFT is not answered apart
+        ttft = "warm_ttft_ms" if "warm_ttft_ms" in answers else "ttft_ms"
+        headline = {"id": "warm", "label": "prefix served from cache (warm)", "role": "treatment"}
+        own = [ttft, "hit_rate"]
+    else:
+        headline = {"id": "main", "label": _RUN_LABEL, "role": "only"}
+        own = ["ttft_ms"]
+    own += ["decode_tokens_per_s", "prefill_tokens_per_s"]
+    scope = DECODE_RATE_SCOPES.get(answers.get("decode_rate_scope", ""))
+    runs.append(_issue_run(headline, own, figures, unread, scope))
+    record["runs"] = runs
+    record["headline_run"] = headline["id"]
+    given = {metric["name"]: metric["value"] for metric in headline["metrics"]}
+    record["measured_ttft_ms_at_ctx"] = figures.get("ttft_ms", given.get("ttft_ms"))
+    record["measured_tps_at_ctx"] = figures.get("decode_tokens_per_s")
+
+
+def _issue_run(
+    run: dict[str, Any],
+    answer_ids: list[str],
+    figures: dict[str, Any],
+    unread: dict[str, str],
+    scope: str | None = None,
+) -> dict[str, Any]:
+    """A run with the figures of ``answer_ids`` as metrics, and a note of what to check: the
+    answers that could not be read, each figure's statistic, a hit rate's definition."""
+    run["metrics"] = []
+    for answer_id in answer_ids:
+        if answer_id not in figures:
+            continue
+        name = _RUN_FIGURES[answer_id][1]
+        if name == "decode_tokens_per_s" and scope == "aggregate":
+            name = "output_tokens_per_s"  # an aggregate rate has its own metric
+        metric = {"name": name, "statistic": "single", "value": figures[answer_id]}
+        if name == "hit_rate":
+            metric["definition"] = dict(_UNKNOWN_DEFINITION)
+        if name == "decode_tokens_per_s" and scope == "per_sequence":
+            metric["scope"] = scope
+        run["metrics"].append(metric)
+    notes = [unread[answer_id] for answer_id in answer_ids if answer_id in unread]
+    if run["metrics"]:
+        defined = any(metric["name"] == "hit_rate" for metric in run["metrics"])
+        notes.append(_STATISTIC_TODO + (_DEFINITION_TODO if defined else ""))
+    if notes:
+        run["note"] = "; ".join(notes)
+    return run
 
 
 def _issue_model(root: Path, answer: str | None) -> str:
@@ -388,7 +461,7 @@ def _issue_notes(answers: dict[str, str], unknown_techniques: list[str]) -> str:
     parts = ["TODO: what the record shows and how to read it."]
     if answers.get("runs"):
         parts.append(
-            "The issue's runs and figures, to be written as structured fields: "
+            "The issue's runs and figures, each to be written as a run with its metrics: "
             + _sentence(lines_of(answers["runs"]))
         )
     if answers.get("other"):
@@ -400,14 +473,6 @@ def _issue_notes(answers: dict[str, str], unknown_techniques: list[str]) -> str:
 
 def _sentence(lines: list[str]) -> str:
     return "; ".join(line.rstrip(".;") for line in lines) + "."
-
-
-def _place(record: dict[str, Any], field: str, value: Any) -> None:
-    *parents, name = field.split(".")
-    target = record
-    for parent in parents:
-        target = target[parent]
-    target[name] = value
 
 
 def _unread(answer: str, why: str) -> str:
@@ -505,6 +570,7 @@ def _record(
         model_display, model, report, inputs.dtype_stated, context_tokens
     )
     record: dict[str, Any] = {
+        "format": 2,
         "id": f"{RECORD_PREFIX}/{slug}",
         "title": "TODO: one line with the technique, model, hardware and context",
         "model": model_id,
@@ -527,7 +593,10 @@ def _record(
         "concurrency": None,
         "workload": "TODO: the prompts and traffic (lengths, sharing, repetitions)",
     }
-    record["results"] = dict.fromkeys(_MEASURED_RESULTS)
+    record["runs"] = [
+        {"id": "main", "label": _RUN_LABEL, "role": "only", "metrics": [], "note": _RUN_NOTE}
+    ]
+    record["headline_run"] = "main"
     record["notes"] = "TODO: what the record shows and how to read it"
     record["confidence"] = None
     record["confidence_reason"] = (
