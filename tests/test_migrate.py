@@ -100,10 +100,8 @@ def test_a_format_1_record_migrates_to_one_that_validates(empty_dataset: Path) -
     assert "{min: 0.43, max: 0.45}" in migrated  # numbers keep the text they were written in
 
 
-def test_a_wrong_speedup_is_rejected_after_migration_as_before(empty_dataset: Path) -> None:
+def test_a_wrong_speedup_is_rejected_after_migration(empty_dataset: Path) -> None:
     path = write(empty_dataset, format_1().replace("speedup: 23x", "speedup: 32x"))
-    before = validate(empty_dataset).problems
-    assert [p.code for p in before] == ["KV402"]
     assert run_cli("migrate", cwd=empty_dataset).returncode == 0
     (after,) = validate(empty_dataset).problems
     assert after.code == "KV402"

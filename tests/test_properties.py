@@ -128,7 +128,7 @@ def test_validate_never_raises_on_a_mutated_seed(
     )
 
 
-# The seed (format 2) and a format-1 record with an alternative that states its own figures
+# The seed and a record with an alternative that states its own figures
 KEY_RECORDS = [SEED, REPO / "records/kv-efficiency/gguf-parser-gpt-oss-20b-swa-kv-estimate.yaml"]
 
 

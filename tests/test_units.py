@@ -16,7 +16,6 @@ from kvrecords.kv.units import (
     format_in_unit,
     parse_byte_quantity,
     parse_number,
-    parse_ratio,
     significant_figures,
 )
 
@@ -116,12 +115,6 @@ def test_numbers_with_separators(text: str) -> None:
 @pytest.mark.parametrize("text", ["65,53", "1,2345", "abc", "1e3", "-5"])
 def test_malformed_numbers(text: str) -> None:
     assert parse_number(text) is None
-
-
-def test_ratio() -> None:
-    ratio = parse_ratio("23x")
-    assert ratio is not None and ratio.text == "23"
-    assert parse_ratio("23") is None
 
 
 def test_half_up_formatting() -> None:

@@ -81,8 +81,8 @@ FIXED_STATE = Rule(
 CONTEXT_LIMIT = Rule(
     "KV306",
     "context-limit",
-    "No context a record states (the basis's, an observation's, a run's on the record's model) is "
-    "above the model's max_context_tokens.",
+    "No context a record states on its own model (the basis's, a run's, an engine accounting's) "
+    "is above the model's max_context_tokens.",
     "A context the model cannot hold is a typo (an extra zero) or a different model; its KV "
     "arithmetic would describe a cache no engine builds.",
     "context_tokens: 131072   (gpt-oss-20b, max_context_tokens: 131072)",

@@ -1,4 +1,4 @@
-"""KV801-KV803, and KV401-KV404 per run: a format-2 record's runs, metrics and comparisons.
+"""KV801-KV804, and KV401-KV404 per run: a record's runs, metrics and comparisons.
 
 Every figure a source measured stands in a run's ``metrics``; these checks hold each to the
 vocabulary, tie the record's card to its headline run, and recompute every comparison and
@@ -662,9 +662,7 @@ def _reported_agrees(record: RecordContext, path: JsonPath, stated: Any, engine_
 
 
 def check_runs(record: RecordContext) -> Iterator[Problem]:
-    """Every format-2 check of a record's runs, in file order of concern."""
-    if "runs" not in record.data:
-        return
+    """Every check of a record's runs, in file order of concern."""
     yield from check_references(record)
     yield from check_metrics(record)
     yield from check_headline(record)

@@ -61,11 +61,11 @@ def basis_report(model: Model, stated: dict[str, Any]) -> KvReport:
     )
 
 
-# ---- runs (record format 2) --------------------------------------------------------------------
+# ---- runs -------------------------------------------------------------------------------------
 
 
 class Run(NamedTuple):
-    """One run of a format-2 record, where it stands, and where its context is stated.
+    """One run of a record, where it stands, and where its context is stated.
 
     A setting the run leaves out is the record's: the basis's context, the record's
     techniques (none, written ``baseline``, for a baseline run)."""
@@ -113,7 +113,7 @@ class Measured(NamedTuple):
 
 
 def runs(record: dict[str, Any]) -> list[Run]:
-    """A format-2 record's runs (none for a format-1 record)."""
+    """A record's runs, in file order."""
     found = []
     for index, run in enumerate(record.get("runs", [])):
         own = "context_tokens" in run
@@ -146,10 +146,7 @@ HEADLINE_FIGURES = ("cold_ttft_ms", "warm_ttft_ms", "hit_rate", "decode_tokens_p
 def headline_figures(record: dict[str, Any]) -> dict[str, Any]:
     """The figures a table row shows beside the card: cold and warm TTFT with the speedup
     between them (the record's first TTFT speedup), and the headline run's hit rate and decode
-    rate. A format-1 record gives its ``results``."""
-    if "runs" not in record:
-        results = record.get("results", {})
-        return {name: results.get(name) for name in HEADLINE_FIGURES}
+    rate."""
     figures: dict[str, Any] = dict.fromkeys(HEADLINE_FIGURES)
     by_id = run_by_id(record)
     for comparison in record.get("comparisons", []):

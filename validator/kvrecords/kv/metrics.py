@@ -1,4 +1,4 @@
-"""The metric vocabulary of record format 2: each name carries its unit and its meaning.
+"""The metric vocabulary of a run's metrics: each name carries its unit and its meaning.
 
 A run's ``metrics`` use only these names, so that ``mean TTFT`` in one record and ``ttft_mean_ms``
 in another are the same column in every export. A figure the vocabulary cannot hold is a reason

@@ -42,7 +42,6 @@ BYTE_UNITS: dict[str, int] = {
 _NUMBER = r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?"
 _NUMBER_RE = re.compile(rf"^{_NUMBER}$")
 _BYTES_RE = re.compile(rf"^\s*({_NUMBER})\s*({'|'.join(BYTE_UNITS)})\s*$")
-_RATIO_RE = re.compile(rf"^\s*({_NUMBER})\s*[x×]\s*$")
 
 
 class Written(NamedTuple):
@@ -148,12 +147,6 @@ def parse_byte_quantity(text: str) -> ByteQuantity | None:
     if match is None:
         return None
     return ByteQuantity(Written(match.group(1)), match.group(2))
-
-
-def parse_ratio(text: str) -> Written | None:
-    """``23x`` (or ``23×``) as a written number."""
-    match = _RATIO_RE.match(text)
-    return Written(match.group(1)) if match else None
 
 
 # ---- exact values -------------------------------------------------------------------------

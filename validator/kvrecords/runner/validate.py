@@ -244,10 +244,10 @@ def _is_under(path: Path, folder: Path) -> bool:
     return True
 
 
-# A record names its model under the key ``model`` and its hardware under keys named
-# ``accelerator`` (methodology.hardware, observations, fit claims). The canonical spellings, which
-# nearly every record uses, are recognised in the bytes; any other file holding an id, or an
-# escape that could spell one, is parsed and its values read.
+# A record names its model under the key ``model`` (its own, a run's) and its hardware under keys
+# named ``accelerator`` (methodology.hardware, a run's hardware, fit claims). The canonical
+# spellings, which nearly every record uses, are recognised in the bytes; any other file holding
+# an id, or an escape that could spell one, is parsed and its values read.
 _MODEL_LINE = rb"^model:[ \t]*(['\"]?){id}\1[ \t]*(#[^\n]*)?\r?$"
 _ACCELERATOR_LINE = rb"^[ \t]*(- )?accelerator:[ \t]*(['\"]?){id}\2[ \t]*(#[^\n]*)?\r?$"
 

@@ -18,10 +18,7 @@ from kvrecords.checks.hardware import HardwareCatalog
 from kvrecords.checks.measurements import (
     BYTES_NOT_RECOMPUTED,
     PREFILL_RATE,
-    SPEEDUP,
     TOKENS_NOT_RECOMPUTED,
-    Derivation,
-    derivations,
 )
 from kvrecords.checks.plausibility import (
     Evaluation,
@@ -96,7 +93,7 @@ def explain_lines(
     lines = _model_section(record)
     lines += _hardware_section(record, hardware)
     lines += _kv_section(record)
-    lines += _runs_section(record) if "runs" in record.data else _measurement_section(record)
+    lines += _runs_section(record)
     evaluations = all_evaluations(record, Inputs(hardware, models))
     assumptions = _assumptions_used(evaluations)
     lines += _plausibility_section(evaluations, assumptions)
@@ -286,10 +283,6 @@ def _stated(value: Any) -> str:
 # ---- measurements ---------------------------------------------------------------------------
 
 
-def _speedup(value: Fraction) -> str:
-    return f"{format_fraction(value, 4)}x"
-
-
 def _rate(value: Fraction) -> str:
     return f"{format_fraction(value, 1)} tok/s"
 
@@ -298,23 +291,8 @@ def _rate(value: Fraction) -> str:
 _DERIVED_AS: dict[Rule, tuple[str, Callable[[Fraction], str]]] = {
     TOKENS_NOT_RECOMPUTED: ("tokens not recomputed", format_exact),
     BYTES_NOT_RECOMPUTED: ("bytes not recomputed", _bytes),
-    SPEEDUP: ("speedup", _speedup),
     PREFILL_RATE: ("prefill rate", _rate),
 }
-
-
-def _measurement_section(record: RecordContext) -> list[str]:
-    """The figures the measurement checks derive, as they derive them."""
-    return ["Derived from the measurements", *map(_derivation_line, derivations(record))]
-
-
-def _derivation_line(derivation: Derivation) -> str:
-    label, shown = _DERIVED_AS[derivation.rule]
-    source = f" ({derivation.source})" if derivation.source else ""
-    if derivation.value is None:
-        return f"{INDENT}{label}{source}: not derived: {'; '.join(derivation.missing)}"
-    derived = f"{derivation.working}{source} = {shown(derivation.value)}"
-    return f"{INDENT}{label}: {derived}{_stated(derivation.stated)}"
 
 
 _RUN_SETTINGS = (
