@@ -182,9 +182,13 @@ def test_numbers_are_written_exactly_as_they_were(record_schema: dict[str, Any])
 
 
 def test_flow_mappings_stay_flow_and_nulls_read_null(record_schema: dict[str, Any]) -> None:
-    text = "results:\n  hit_rate: {max: 0.90, min: 0.70}\n  cold_ttft_ms: ~\n  warm_ttft_ms:\n"
+    text = (
+        "methodology:\n  concurrency: ~\n  weights_precision:\n"
+        "runs:\n  - metrics:\n      - value: {max: 0.90, min: 0.70}\n        name: hit_rate\n"
+    )
     out = format_text(text, "record", record_schema)
-    assert "  cold_ttft_ms: null\n  warm_ttft_ms: null\n  hit_rate: {min: 0.70, max: 0.90}\n" in out
+    assert "  weights_precision: null\n  concurrency: null\n" in out
+    assert "      - name: hit_rate\n        value: {min: 0.70, max: 0.90}\n" in out
 
 
 def test_long_strings_fold_at_96_columns_without_changing_the_value(
@@ -287,9 +291,10 @@ def test_hexadecimal_and_octal_numbers_are_refused(
     record_schema: dict[str, Any], number: str
 ) -> None:
     with pytest.raises(FormatRefused) as refused:
-        format_text(f"results:\n  tokens_not_recomputed: {number}\n", "record", record_schema)
+        text = f"runs:\n  - derived:\n      tokens_not_recomputed: {number}\n"
+        format_text(text, "record", record_schema)
     (problem,) = refused.value.problems
-    assert (problem.code, problem.line, problem.column) == ("KV008", 2, 26)
+    assert (problem.code, problem.line, problem.column) == ("KV008", 3, 30)
     assert "write it in decimal" in problem.message
 
 
@@ -416,10 +421,12 @@ kv_bytes_basis:
     - note: every layer  # counterfactual
       # the basis to compare with
       layers_counted: all_layers_as_full_attention
-results:
-  hit_rate: {min: 0.43, max: 0.45}  # steady state
-  # cold first
-  cold_ttft_ms: 53200
+runs:
+  - metrics:
+      - value: {min: 0.43, max: 0.45}  # steady state
+        # the name first
+        name: hit_rate
+    id: warm
 # trailing note
 """
 
@@ -444,10 +451,12 @@ kv_bytes_basis:
     - layers_counted: all_layers_as_full_attention
       note: every layer  # counterfactual
   explanation: Short.  # checked prose
-results:
-  # cold first
-  cold_ttft_ms: 53200
-  hit_rate: {min: 0.43, max: 0.45}  # steady state
+runs:
+  - id: warm
+    metrics:
+      # the name first
+      - name: hit_rate
+        value: {min: 0.43, max: 0.45}  # steady state
 # trailing note
 """
     )

@@ -102,6 +102,8 @@ def test_a_format_1_record_migrates_to_one_that_validates(empty_dataset: Path) -
 
 def test_a_wrong_speedup_is_rejected_after_migration(empty_dataset: Path) -> None:
     path = write(empty_dataset, format_1().replace("speedup: 23x", "speedup: 32x"))
+    (before,) = validate(empty_dataset).problems  # format 1 is not read: it says to migrate
+    assert before.code == "KV101" and f"kvrecords migrate {RECORD}" in before.message
     assert run_cli("migrate", cwd=empty_dataset).returncode == 0
     (after,) = validate(empty_dataset).problems
     assert after.code == "KV402"

@@ -198,6 +198,51 @@ def test_a_percentage_given_as_a_hit_rate_says_to_write_the_fraction(
     assert problem.message == message
 
 
+@pytest.mark.parametrize(
+    ("new", "message"),
+    [
+        (
+            "speculative_decoding: {method: eagle, acceptance_rate: 72.5}",
+            "72.5 is above 1: rates are fractions, write 0.725",
+        ),
+    ],
+)
+def test_a_rate_in_the_schema_written_as_a_percentage_says_to_write_the_fraction(
+    dataset: Path, new: str, message: str
+) -> None:
+    # the run's settings come before its metrics: put drafting on the warm run
+    edit(dataset / SEED, "  - id: warm\n", f"  - id: warm\n    {new}\n")
+    (problem,) = validate(dataset, [dataset / SEED]).problems
+    assert problem.code == "KV101"
+    line, column = position(dataset / SEED, new)
+    number = new.rstrip("}").rsplit(" ", 1)[1]
+    assert (problem.line, problem.column) == (line, column + new.index(number))
+    assert problem.message == f"runs[1].speculative_decoding.acceptance_rate: {message}"
+
+
+FORMAT_1 = Path(__file__).parent / "migration" / "format-1-seed.yaml"
+
+
+@pytest.mark.parametrize("marker", ["results:", "format: 1"])
+def test_a_format_1_record_is_told_to_migrate_not_given_every_schema_error(
+    dataset: Path, marker: str
+) -> None:
+    text = FORMAT_1.read_text(encoding="utf-8")
+    if marker == "format: 1":
+        text = text.replace("\nid: ", "\nformat: 1\nid: ", 1)
+    (dataset / SEED).write_text(text, encoding="utf-8")
+    result = run_cli("validate", SEED.as_posix(), cwd=dataset)
+    assert result.returncode == 1 and not result.stderr
+    line, column = position(dataset / SEED, marker)
+    column += len("format: ") if marker == "format: 1" else 0  # at the 1, else the results key
+    assert result.stdout.splitlines() == [
+        f"{SEED.as_posix()}:{line}:{column}: KV101 this record is in format 1 (results and "
+        "observations), which is no longer read: rewrite it as format 2 with `kvrecords migrate "
+        f"{SEED.as_posix()}`, then check its runs against the source",
+        "1 file checked: 1 error, 0 warnings in 1 file",
+    ]
+
+
 def test_output_is_sorted_and_deterministic(dataset: Path) -> None:
     edit(dataset / SEED, "stated: 23x", "stated: 24x")
     edit(dataset / SEED, "bytes_per_token: 65536", "bytes_per_token: 65537")

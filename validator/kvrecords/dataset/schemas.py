@@ -66,11 +66,35 @@ def schema_problems(document: Document, name: str, schema_dir: Path) -> list[Pro
     fast = _fast_validator(schema_dir, name)
     if fast is not None and fast.is_valid(document.data):
         return []
+    if name == "record":
+        older = _older_format(document)
+        if older is not None:
+            return [older]
     validator = validator_for(schema_dir, name)
     problems = []
     for error in validator.iter_errors(document.data):
         problems.append(_problem(document, _most_specific(error)))
     return sorted(set(problems))
+
+
+def _older_format(document: Document) -> Problem | None:
+    """One problem for a record in format 1 (``results``, no ``format: 2``, or ``format: 1``),
+    which says how to rewrite it, instead of every way format 2's schema refuses it."""
+    data = document.data
+    if "format" in data:
+        path: JsonPath = ("format",)
+        if data["format"] != 1 or isinstance(data["format"], bool):
+            return None
+    elif "results" in data:
+        path = ("results",)
+    else:
+        return None
+    message = (
+        "this record is in format 1 (results and observations), which is no longer read: "
+        f"rewrite it as format 2 with `kvrecords migrate {document.path}`, then check its runs "
+        "against the source"
+    )
+    return document.problem(SCHEMA, path, message, key=path == ("results",))
 
 
 def _most_specific(error: Any) -> Any:
@@ -245,8 +269,9 @@ def _explained(document: Document, path: JsonPath, error: Any) -> str:
 
 
 def _percent_for_fraction(document: Document, path: JsonPath, instance: float) -> str:
-    """``93.5 is above 1: hit rates are fractions, write 0.935``; other fractions may be
-    above 1 by mistake rather than as a percentage (``confidence: 1.5``), so the hint hedges."""
+    """``72.5 is above 1: rates are fractions, write 0.725`` (a drafting acceptance rate); other
+    fractions may be above 1 by mistake rather than as a percentage (``confidence: 1.5``), so
+    the hint hedges."""
     from decimal import Decimal, InvalidOperation
 
     written = document.written.get(path, repr(instance))
@@ -257,8 +282,7 @@ def _percent_for_fraction(document: Document, path: JsonPath, instance: float) -
     names = [part for part in path if isinstance(part, str) and part not in ("about", "min", "max")]
     name = names[-1] if names else ""
     if name.endswith("rate"):
-        noun = "hit rates" if "hit_rate" in name else "rates"
-        return f"{written} is above 1: {noun} are fractions, write {fraction}"
+        return f"{written} is above 1: rates are fractions, write {fraction}"
     return (
         f"{written} is greater than the maximum of 1 (a fraction from 0 to 1; if {written} is a "
         f"percentage, write {fraction})"

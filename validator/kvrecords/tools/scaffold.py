@@ -439,10 +439,8 @@ def _no_file(root: Path, folder: str, answer: str, keys: tuple[str, ...]) -> str
 
 
 def _techniques(root: Path) -> set[str]:
-    schema = load_schema(root, "record")
-    # While format-1 records remain, the record schema holds each format under $defs.
-    properties = schema.get("properties") or schema["$defs"]["record_format_2"]["properties"]
-    return set(properties["techniques"]["items"]["enum"])
+    techniques = load_schema(root, "record")["properties"]["techniques"]
+    return set(techniques["items"]["enum"])
 
 
 def _issue_slug(inputs: ScaffoldInputs) -> str:
