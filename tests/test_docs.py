@@ -56,7 +56,7 @@ def test_docs_is_refused_while_the_dataset_has_errors(dataset: Path) -> None:
     model.write_text(model.read_text().replace("kv_heads: 4", "kv_heads: 8"))
     done = run_cli("docs", cwd=root)
     assert done.returncode == 1
-    assert done.stderr.startswith("kvrecords: the dataset has 11 errors; run kvrecords validate")
+    assert done.stderr.startswith("kvrecords: the dataset has 13 errors; run kvrecords validate")
     assert (root / "docs/dataset.md").read_text() == (REPO / "docs/dataset.md").read_text()
 
 

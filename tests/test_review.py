@@ -16,6 +16,7 @@ from kvrecords.tools.revision import RevisionError, _safe_path
 SEED = "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml"
 SEED_ID = "kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090"
 Q4_ID = "kv-efficiency/llamacpp-qwen38-27b-q4-rtx3090-128k"
+AFFINE4_ID = "kv-efficiency/omlx-affine4-vs-turboquant4-qwen38-27b-qwen36-35b-m5pro-200k"
 MODEL = "models/qwen3-8-27b.yaml"
 
 
@@ -81,7 +82,12 @@ def test_an_added_record_and_a_changed_model(repo: Path) -> None:
             "new_text": "8",
         }
     ]
-    assert set(model_change["dependents"]) == {SEED_ID, Q4_ID, "kv-efficiency/second-look"}
+    assert set(model_change["dependents"]) == {
+        SEED_ID,
+        Q4_ID,
+        AFFINE4_ID,
+        "kv-efficiency/second-look",
+    }
     by_id = {r["id"]: r for r in data["records"]}
 
     added = by_id["kv-efficiency/second-look"]
@@ -109,13 +115,13 @@ def test_an_added_record_and_a_changed_model(repo: Path) -> None:
 
     markdown = run_cli("review", "--base", "after~1", cwd=repo).stdout
     assert markdown.startswith(MARKER + "\n## Dataset review")
-    assert "1 record added" in markdown and "the derived figures of 2 records move" in markdown
+    assert "1 record added" in markdown and "the derived figures of 3 records move" in markdown
     assert (
         f"| `{SEED_ID}` | `main basis bytes_per_token` | `65,536 B` | `131,072 B` | `{MODEL}` |"
         in markdown
     )
     assert "| `layer_groups[0].kv_heads` | `4` | `8` |" in markdown
-    assert "3 records link it; the derived figures of 2 of them move" in markdown
+    assert "4 records link it; the derived figures of 3 of them move" in markdown
 
 
 def test_a_hardware_change_moves_the_margins_of_the_records_on_it(repo: Path) -> None:
@@ -289,11 +295,11 @@ def test_two_releases_are_compared_without_the_working_tree(repo: Path) -> None:
     moved = {
         r["id"]: {m["what"]: (m["old"], m["new"]) for m in r["moved"]} for r in data["records"]
     }
-    assert set(moved) == {SEED_ID, Q4_ID}
+    assert set(moved) == {SEED_ID, Q4_ID, AFFINE4_ID}
     # 16 x 4 x 512 x 2 = 65,536 B/token before; 8 kv heads double it
     assert moved[SEED_ID]["main basis bytes_per_token"] == ("65,536 B", "131,072 B")
     markdown = run_cli("review", "--base", "data-1", "--head", "data-2", cwd=repo).stdout
     assert "`data-2` (`" in markdown and ") against `data-1` (`" in markdown
-    assert "the derived figures of 2 records move" in markdown
+    assert "the derived figures of 3 records move" in markdown
     bad = run_cli("review", "--base", "data-1", "--head", "no-such-tag", cwd=repo)
     assert bad.returncode == 2 and "'no-such-tag' names no commit" in bad.stderr
