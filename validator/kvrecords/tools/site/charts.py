@@ -459,9 +459,14 @@ def context_chart(
         )
         parts.append(text(band_x, box.bottom + 16, "not stated", "tick"))
 
+    # in the band, each record a little apart from the next, so that their runs do not overlap
+    pages = list(dict.fromkeys(d.href.split("#")[0] for d in dots if d.x is None))
+    offsets = {page: (index % 5 - 2) * 9.0 for index, page in enumerate(pages)}
+
     def spot(dot: Dot) -> tuple[float, float]:
-        x = band_x if dot.x is None else x_scale.at(dot.x.at)
-        return x, y_scale.at(dot.y.at)
+        if dot.x is None:
+            return band_x + offsets[dot.href.split("#")[0]], y_scale.at(dot.y.at)
+        return x_scale.at(dot.x.at), y_scale.at(dot.y.at)
 
     lines: dict[str, list[Dot]] = {}
     for dot in dots:
@@ -489,7 +494,7 @@ def context_chart(
 def change_chart(ident: str, title: str, rows: Sequence[ChangeRow], caption: str) -> Chart:
     """One row per record (or comparison), each comparison a marker at how many times better
     the treatment is than its baseline, on a log scale around 1x (no change)."""
-    left, right, step = 290, 700, 24
+    left, right, step = 330, 710, 24
     entries = [(label, colour, shape) for label, colour, shape in CHANGE_FAMILIES.values()]
     parts, top = marker_legend(entries, left - 200, 14, right + 120)
     box = Box(left, right, top + 6, top + 6 + step * max(len(rows), 1))
@@ -522,7 +527,7 @@ def change_chart(ident: str, title: str, rows: Sequence[ChangeRow], caption: str
             x = axis.at(mark.gain.at)
             parts += extent(x, y, mark.gain, Position(1.0, 1.0, 1.0), axis.at, axis.at, colour)
             parts.append(marker(shape, x, y, colour, False, mark.tip))
-        parts.append(text(right + 8, y + 4, row.note, "value", "start"))
+        parts.append(text(right + 22, y + 4, row.note, "value", "start"))
     return Chart(ident, title, svg(box.bottom + 70, title, parts), caption)
 
 
