@@ -111,8 +111,9 @@ def record_context(data: Mapping[str, Any]) -> tuple[Any, str]:
     if stated is not None:
         return stated, "the basis's context"
     headline = run_by_id(dict(data)).get(data.get("headline_run", ""))
-    if headline is not None and headline.context(dict(data)) is not None:
-        return headline.context(dict(data)), f"the headline run {headline.id}'s context"
+    context = headline.context(dict(data)) if headline is not None else None
+    if headline is not None and context is not None:
+        return context, f"the headline run {headline.id}'s context"
     return None, "no context stated"
 
 
@@ -126,13 +127,12 @@ def kv_at_context(data: Mapping[str, Any], model: Model, context: Any, where: st
         return basis_report(model, {**basis, "context_tokens": tokens}).kv_bytes_at_context
 
     found = position(context)
-    figures = [at(v) for v in (context.values() if isinstance(context, dict) else [context])]
-    if found is None or any(f is None for f in figures):
-        return KvAtContext("", None, where)
     shape = {k: at(v) for k, v in context.items()} if isinstance(context, dict) else at(context)
-    middle = at(round(found.at))
-    text = measured(shape, format_bytes)
-    return KvAtContext(text, None if middle is None else float(middle), where)
+    figures = list(shape.values()) if isinstance(shape, dict) else [shape]
+    middle = at(round(found.at)) if found is not None else None
+    if middle is None or any(figure is None for figure in figures):
+        return KvAtContext("", None, where)
+    return KvAtContext(measured(shape, format_bytes), float(middle), where)
 
 
 class ExplainLine(NamedTuple):
