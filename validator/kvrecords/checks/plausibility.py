@@ -698,7 +698,7 @@ def _setup(
         model=model,
         model_display=model_display,
         hardware=hardware,
-        device_count=hardware_stated.get("count"),
+        device_count=_whole(hardware_stated.get("count")),
         engine=engine,
         weights=weights,
         weights_offloaded=placement.get("on") == "offloaded",
@@ -775,6 +775,12 @@ def _record_setup(record: RecordContext, inputs: Inputs) -> RunSetup:
         reuse=reuse,
         hardware_where="methodology.hardware",
     )
+
+
+def _whole(count: Any) -> int | None:
+    """A count as an integer: the schema's ``integer`` admits ``4.0`` (JSON Schema counts a
+    number with no fraction as one), which the checks read as 4."""
+    return int(count) if isinstance(count, float) and count.is_integer() else count
 
 
 def _count(setup: RunSetup) -> int | str:
