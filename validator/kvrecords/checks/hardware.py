@@ -73,6 +73,15 @@ class HardwareCatalog:
         found = (self.get(hardware_id) for hardware_id in self.ids())
         return tuple(sorted({f for s in found if s and s.hardware for f in s.hardware.families}))
 
+    def sound(self) -> dict[str, Hardware]:
+        """Every hardware file whose figures are sound, by id."""
+        states = {hardware_id: self.get(hardware_id) for hardware_id in self.ids()}
+        return {
+            hardware_id: state.hardware
+            for hardware_id, state in states.items()
+            if state is not None and state.hardware is not None
+        }
+
     def get(self, hardware_id: str) -> HardwareState | None:
         """The file's state; None when hardware/<id>.yaml does not exist."""
         if hardware_id not in self._states:

@@ -48,11 +48,7 @@ def technique_names(root: Path) -> tuple[str, ...]:
 def run_uses(root: Path) -> list[RunUse]:
     """Each run of each record with its techniques, engine and hardware class."""
     catalog = HardwareCatalog(root)
-    hardware = {}
-    for hardware_id in catalog.ids():
-        state = catalog.get(hardware_id)
-        if state is not None and state.hardware is not None:
-            hardware[hardware_id] = state.hardware
+    hardware = catalog.sound()
     families = hardware_families(hardware)
     uses = []
     for record_file in discover(root, "record"):

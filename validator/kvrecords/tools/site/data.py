@@ -386,11 +386,7 @@ def _read_record(
 
 
 def _hardware(catalog: HardwareCatalog) -> HardwareFiles:
-    files = {}
-    for hardware_id in catalog.ids():
-        state = catalog.get(hardware_id)
-        if state is not None and state.hardware is not None:
-            files[hardware_id] = state.hardware
+    files = catalog.sound()
     return HardwareFiles(files, hardware_families(files))
 
 
