@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_cli
+from kvrecords.kv.metrics import nearest_metric
 from kvrecords.runner.validate import validate
 
 SEED = Path("records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml")
@@ -218,6 +219,18 @@ def test_a_rate_in_the_schema_written_as_a_percentage_says_to_write_the_fraction
     number = new.rstrip("}").rsplit(" ", 1)[1]
     assert (problem.line, problem.column) == (line, column + new.index(number))
     assert problem.message == f"runs[1].speculative_decoding.acceptance_rate: {message}"
+
+
+def test_an_acceptance_length_is_a_metric_of_its_own(dataset: Path) -> None:
+    # tokens per verification step (P-EAGLE's "AL 3.02" at 3 drafted tokens), not a fraction
+    edit(
+        dataset / SEED,
+        "      - name: hit_rate\n",
+        "      - {name: acceptance_length, statistic: mean, value: 3.02, stated_as: AL 3.02}\n"
+        "      - name: hit_rate\n",
+    )
+    assert validate(dataset, [dataset / SEED]).problems == []
+    assert nearest_metric("mean_acceptance_length") == "acceptance_length"
 
 
 FORMAT_1 = Path(__file__).parent / "migration" / "format-1-seed.yaml"

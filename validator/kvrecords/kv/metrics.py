@@ -256,6 +256,13 @@ METRICS: tuple[Metric, ...] = (
         "Speculative decoding: fraction of drafted tokens accepted.",
         fraction=True,
     ),
+    Metric(
+        "acceptance_length",
+        "tokens/step",
+        "Speculative decoding: mean tokens emitted per verification step of the target model, "
+        "the accepted drafted tokens plus the one the target samples (1 when no draft is "
+        "accepted, at most the drafted tokens + 1); an acceptance rate is acceptance_rate.",
+    ),
 )
 
 BY_NAME: dict[str, Metric] = {metric.name: metric for metric in METRICS}
