@@ -1,6 +1,6 @@
 """Physical plausibility: figures that agree with each other can still be impossible.
 
-Each run of a record (a format-1 record is one run) is measured on hardware
+Each run of a record is measured on hardware
 (``hardware/<id>.yaml`` x count, or a family named without its form factor) with a model
 (``models/<id>.yaml``: parameter counts and cache geometry), weights at some precision, a KV
 dtype, a concurrency and perhaps speculative decoding. From those:
@@ -104,7 +104,7 @@ FIT = Rule(
 DECODE_ROOFLINE = Rule(
     "KV702",
     "decode-roofline",
-    "Decode rates (decode_tokens_per_s, output_tokens_per_s; format 1's measured_tps_at_ctx) "
+    "Decode rates (decode_tokens_per_s, output_tokens_per_s) "
     "are within the memory-bandwidth roofline, per sequence <= (k + 1) x count x bandwidth / "
     "(active weights + k x draft weights + B x KV), aggregate <= B times that, and within "
     "count x peak / (2 x active params), on the favourable reading (an error) and the likely "
@@ -409,7 +409,7 @@ class Figure(NamedTuple):
 class RunSetup(NamedTuple):
     """What a run was measured with: its own settings, else the record's."""
 
-    label: str  # "run 'warm'", or "the record" for format 1
+    label: str  # "run 'warm'"
     path: JsonPath  # where a fit problem is reported
     model: Model | None
     model_display: str
@@ -637,11 +637,8 @@ def _reuse(
 
 
 def run_setups(record: RecordContext, inputs: Inputs) -> list[RunSetup]:
-    """Each run's setup (a format-1 record: one, the record's own)."""
-    data = record.data
-    if "runs" not in data:
-        return [_record_setup(record, inputs)]
-    return [_run_setup(record, inputs, run) for run in runs(data)]
+    """Each run's setup."""
+    return [_run_setup(record, inputs, run) for run in runs(record.data)]
 
 
 def _setup(
@@ -730,50 +727,6 @@ def _run_setup(record: RecordContext, inputs: Inputs, run: Run) -> RunSetup:
         figures=_run_figures(run, record.data),
         reuse=_reuse(run, techniques, run.stated.get("metrics", [])),
         hardware_where=where,
-    )
-
-
-def _record_setup(record: RecordContext, inputs: Inputs) -> RunSetup:
-    """A format-1 record's one setup: the methodology, the card and ``results``."""
-    data = record.data
-    results = data.get("results", {})
-    scope = results.get("decode_rate_scope")
-    figures = [
-        Figure("decode", ("measured_tps_at_ctx",), "measured_tps_at_ctx", None, scope),
-        Figure(
-            "decode", ("results", "decode_tokens_per_s"), "results.decode_tokens_per_s", None, scope
-        ),
-        Figure(
-            "prefill",
-            ("results", "prefill_tokens_per_s"),
-            "results.prefill_tokens_per_s",
-            None,
-            None,
-        ),
-    ]
-    techniques = tuple(data.get("techniques", []))
-    reuse = tuple(t for t in techniques if t in PREFIX_REUSE)
-    if results.get("cold_ttft_ms") is not None:
-        figures.append(
-            Figure("ttft", ("results", "cold_ttft_ms"), "results.cold_ttft_ms", None, None)
-        )
-        reuse = ()
-    else:
-        figures.append(
-            Figure("ttft", ("measured_ttft_ms_at_ctx",), "measured_ttft_ms_at_ctx", None, None)
-        )
-    return _setup(
-        record,
-        inputs,
-        label="the record",
-        path=("methodology", "hardware", "accelerator"),
-        settings={},
-        model_id=None,
-        techniques=techniques,
-        context=data["kv_bytes_basis"].get("context_tokens"),
-        figures=tuple(figures),
-        reuse=reuse,
-        hardware_where="methodology.hardware",
     )
 
 
@@ -1409,10 +1362,6 @@ def accelerator_links(data: dict[str, Any]) -> list[tuple[JsonPath, str, bool]]:
     """Every accelerator id (False) or family (True) a record names, with where it names it."""
     links: list[tuple[JsonPath, str, bool]] = []
     places: list[JsonPath] = [("methodology", "hardware")]
-    places += [
-        ("results", "observations", i, "hardware")
-        for i in range(len(_find(data, "results", "observations") or []))
-    ]
     places += [("runs", i, "hardware") for i in range(len(_find(data, "runs") or []))]
     for place in places:
         for key, family in (("accelerator", False), ("family", True)):
@@ -1563,20 +1512,17 @@ def figure_evaluations(record: RecordContext, setups: list[RunSetup]) -> list[Ev
             value = _measured(raw, lenient_high=figure.kind == "ttft")
             rule = DECODE_ROOFLINE if figure.kind == "decode" else PREFILL_CEILING
             if value is None:
-                if raw is not None or figure.path[0] != "results":
-                    reason = (
-                        "not stated"
-                        if raw is None
-                        else "a bound on the side that does not limit it"
+                reason = (
+                    "not stated" if raw is None else "a bound on the side that does not limit it"
+                )
+                found.append(
+                    _skip(
+                        rule,
+                        f"{setup.label}: {figure.name}",
+                        figure.path,
+                        f"{dotted(figure.path)} is {reason}",
                     )
-                    found.append(
-                        _skip(
-                            rule,
-                            f"{setup.label}: {figure.name}",
-                            figure.path,
-                            f"{dotted(figure.path)} is {reason}",
-                        )
-                    )
+                )
                 continue
             if figure.kind == "decode":
                 found.append(evaluate_decode(setup, figure, value))

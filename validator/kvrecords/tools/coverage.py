@@ -40,9 +40,7 @@ class RunUse(NamedTuple):
 def technique_names(root: Path) -> tuple[str, ...]:
     """The record schema's technique vocabulary, in its order."""
     schema = load_schema(root, "record")
-    # While format-1 records remain, the record schema holds each format under $defs.
-    properties = schema.get("properties") or schema["$defs"]["record_format_2"]["properties"]
-    return tuple(properties["techniques"]["items"]["enum"])
+    return tuple(schema["properties"]["techniques"]["items"]["enum"])
 
 
 def run_uses(root: Path) -> list[RunUse]:

@@ -193,7 +193,7 @@ def _derived_text(field: str, value: Fraction) -> str:
 
 
 def run_views(context: RecordContext, reasons: Mapping[str, str]) -> tuple[RunView, ...]:
-    """Every run of a format-2 record (none for format 1)."""
+    """Every run of a record, with its settings, metrics and derived figures."""
     derivations: dict[tuple[int, str], DerivedRow] = {}
     for derivation in run_derivations(context):
         if derivation.stated is None and derivation.value is None:
