@@ -55,7 +55,7 @@ def test_a_format_1_record_migrates_to_one_that_validates(empty_dataset: Path) -
     path = write(empty_dataset, text)
     result = run_cli("migrate", cwd=empty_dataset)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert f"migrated {RECORD}: 3 runs, 7 metrics, 1 comparisons" in result.stdout
+    assert f"migrated {RECORD}: 3 runs, 7 metrics, 1 comparison" in result.stdout
     assert validate(empty_dataset).problems == []
     migrated = path.read_text(encoding="utf-8")
     data = yaml.safe_load(migrated)

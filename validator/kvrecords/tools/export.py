@@ -24,6 +24,7 @@ from kvrecords.dataset.records import Run, basis_report, headline_figures, runs
 from kvrecords.dataset.release import DATASET_VERSION
 from kvrecords.kv.metrics import BY_NAME
 from kvrecords.kv.units import format_binary, format_exact, round_up
+from kvrecords.runner.reporters import counted
 
 FORMATS = ("csv", "json", "jsonl", "markdown")
 
@@ -419,8 +420,8 @@ def to_markdown(table: list[dict[str, Any]]) -> str:
         "KV figures are recomputed from the model files; measured figures are as the sources give",
         "them (`~` approximate, `a-b` a range, empty when the source does not say).",
         "",
-        f"{len(table)} records, {len({r['model'] for r in table})} models, "
-        f"{len({r['accelerator'] for r in table if r['accelerator']})} accelerators; "
+        f"{counted(len(table), 'record')}, {counted(len({r['model'] for r in table}), 'model')}, "
+        f"{counted(len({r['accelerator'] for r in table if r['accelerator']}), 'accelerator')}; "
         f"dataset version {DATASET_VERSION} (CHANGELOG.md).",
     ]
     techniques = sorted({t for row in table for t in row["techniques"]})

@@ -22,6 +22,7 @@ from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import classify
 from kvrecords.kv.metrics import BY_NAME
 from kvrecords.problems import Problem
+from kvrecords.runner.reporters import counted
 
 # How format-1 statistics are spelt inside ad-hoc observation names.
 _STATISTIC_WORDS = {
@@ -87,8 +88,10 @@ def migrate_file(path: Path, root: Path) -> Migration:
         return Migration(display, None, tuple(unplaced), "has figures no metric holds")
     runs = converted["runs"]
     metrics = sum(len(run["metrics"]) for run in runs)
+    comparisons = len(converted.get("comparisons", []))
     summary = (
-        f"{len(runs)} runs, {metrics} metrics, {len(converted.get('comparisons', []))} comparisons"
+        f"{counted(len(runs), 'run')}, {counted(metrics, 'metric')}, "
+        f"{counted(comparisons, 'comparison')}"
     )
     return Migration(display, text, (), summary)
 

@@ -12,6 +12,7 @@ from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from kvrecords.runner.reporters import counted
 from kvrecords.tools.site.charts import (
     FAMILIES,
     ChangeMark,
@@ -97,17 +98,20 @@ def context_charts(points: Sequence[RunPoint], root: str) -> tuple[Chart, Chart]
     records = len({p.record for p in points if p.metric == "ttft_ms"})
     placed = len({p.record for p in points if p.metric == "ttft_ms" and p.x is not None})
     ttft_caption = (
-        f"{len(ttft)} runs of {records} records ({placed} at a stated context): each run's "
-        "time to first token at its context (the run's own, else the record's), one point per "
-        "run: its single, median or mean figure, else the percentile it states, as the tooltip "
-        "says. " + SERIES + PLACED + "Runs that state no context stand in the band on the left. "
+        f"{counted(len(ttft), 'run')} of {counted(records, 'record')} ({placed} at a stated "
+        "context): each run's time to first token at its context (the run's own, else the "
+        "record's), one point per run: its single, median or mean figure, else the percentile "
+        "it states, as the tooltip says. "
+        + SERIES
+        + PLACED
+        + "Runs that state no context stand in the band on the left. "
         "Different models and hardware: read each point with its record."
     )
     decode_records = len({p.record for p in points if p.metric == "decode_tokens_per_s"})
     decode_caption = (
-        f"{len(decode)} runs of {decode_records} records: each run's decode rate of one "
-        "sequence (decode_tokens_per_s; aggregate throughput is not drawn here) at its "
-        "context, one point per run, coloured and placed as on the TTFT chart. Different "
+        f"{counted(len(decode), 'run')} of {counted(decode_records, 'record')}: each run's "
+        "decode rate of one sequence (decode_tokens_per_s; aggregate throughput is not drawn "
+        "here) at its context, one point per run, coloured and placed as on the TTFT chart. Different "
         "models and hardware: read each point with its record."
     )
     return (
