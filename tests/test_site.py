@@ -814,6 +814,17 @@ def _hostile_dataset(root: Path) -> None:
         re.sub(r"(?m)^name: .*$", f"name: '{HOSTILE}'", hardware.read_text(encoding="utf-8")),
         encoding="utf-8",
     )
+    docs = root / "docs"
+    docs.mkdir(exist_ok=True)
+    (docs / "calibration.md").write_text(
+        f"# Calibration {HOSTILE}\n\n{HOSTILE} [a](javascript:alert(1)) [b](file:///etc/passwd) "
+        "[c](elsewhere.md) <img src=x onerror=alert(1)>\n",
+        encoding="utf-8",
+    )
+    (docs / "coverage-notes.yaml").write_text(
+        f"fewer_than_three:\n  kv_sharing: '{HOSTILE} [d](javascript:alert(1))'\n",
+        encoding="utf-8",
+    )
 
 
 def test_markup_in_the_dataset_is_escaped_on_every_page_that_shows_it(tmp_path: Path) -> None:
@@ -825,6 +836,8 @@ def test_markup_in_the_dataset_is_escaped_on_every_page_that_shows_it(tmp_path: 
             content = page.read_text(encoding="utf-8")
             assert HOSTILE not in content, page
             assert 'href="javascript:' not in content.lower(), page
+            assert "<img" not in content and 'href="file:' not in content, page
+            assert 'href="elsewhere.md"' not in content, page  # no link leaves the site but http(s)
     site = tmp_path / "site"
     record = (site / "records" / "deepseek-v2-mla-8xh800.html").read_text(encoding="utf-8")
     assert f"{ESCAPED} &amp; &#34;quotes&#34;" in record  # the title
@@ -836,10 +849,54 @@ def test_markup_in_the_dataset_is_escaped_on_every_page_that_shows_it(tmp_path: 
         f"records/{SEED}.html": 4,  # a run's label (twice), a metric's and a comparison's words
         "models/deepseek-v2.html": 3,  # the model's name (twice) and the record's title
         "hardware/h800.html": 3,  # the hardware's name (twice), the engine
+        "calibration.html": 3,  # the title (twice) and the text
+        "coverage.html": 1,  # a technique's reason
     }
     for name, at_least in shown_on.items():
         content = (site / name).read_text(encoding="utf-8")
         assert content.count(ESCAPED) >= at_least, name
+
+
+# ---------------------------------------------------------------- document pages
+
+
+def test_coverage_and_calibration_pages_are_linked_from_every_page(site: Path) -> None:
+    pages = [p for p in site.rglob("*.html")]
+    assert len(pages) > 100
+    for page in pages:
+        nav = page.read_text(encoding="utf-8").split('<nav class="crumbs">')[1].split("</nav>")[0]
+        up = "../" * (len(page.relative_to(site).parts) - 1)
+        assert f'<a href="{up}coverage.html">coverage</a>' in nav, page
+        assert f'<a href="{up}calibration.html">calibration</a>' in nav, page
+
+
+def test_coverage_page_is_the_generated_table_with_records_linked(site: Path) -> None:
+    page = (site / "coverage.html").read_text(encoding="utf-8")
+    records = len(list((REPO / "records" / "kv-efficiency").glob("*.yaml")))
+    assert "<title>Coverage</title>" in page
+    assert f"How many of the {records} records measure each technique" in page
+    assert "<th>technique</th>" in page and "<td>prefix_caching</td>" in page
+    notes = (REPO / "docs" / "coverage-notes.yaml").read_text(encoding="utf-8")
+    for record_id in re.findall(r"- (kv-efficiency/[\w.-]+)", notes):
+        href = f"records/{slug(record_id)}.html"
+        assert f'<a href="{href}"><code>{record_id}</code></a>' in page
+        assert (site / href).is_file()
+
+
+def test_calibration_page_holds_the_engine_log_tables(site: Path) -> None:
+    page = (site / "calibration.html").read_text(encoding="utf-8")
+    assert "<title>Calibration: engine models against what the engines printed</title>" in page
+    assert page.count("<table>") == 3  # llama.cpp, vLLM, SGLang
+    assert 'href="https://github.com/ggml-org/llama.cpp/issues/11200"' in page
+    assert "4352.00 / 2176.00 / 2176.00" in page
+
+
+def test_a_dataset_without_calibration_notes_has_no_calibration_page(tmp_path: Path) -> None:
+    root = copy_dataset(tmp_path / "data")
+    written = build_site(root, tmp_path / "site")
+    assert tmp_path / "site" / "coverage.html" in written
+    assert not (tmp_path / "site" / "calibration.html").exists()
+    assert "calibration.html" not in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
 
 
 def test_markup_in_a_chart_label_is_escaped() -> None:

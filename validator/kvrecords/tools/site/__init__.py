@@ -1,5 +1,5 @@
 """The dataset as a static web site: a sortable, filterable table, one page per record, per
-model and per accelerator class.
+model and per accelerator class, and the coverage and calibration documents (``documents``).
 
 The site is plain files: HTML from Jinja2 templates with autoescaping (``templates/``), one
 hand-written CSS file and one JS file (``assets/``), and charts drawn as inline SVG

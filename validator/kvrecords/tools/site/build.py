@@ -6,6 +6,7 @@ from importlib import resources
 from pathlib import Path
 
 from kvrecords.tools.site.data import gather
+from kvrecords.tools.site.documents import document_pages
 from kvrecords.tools.site.formatting import page_name
 from kvrecords.tools.site.pages import Pages
 
@@ -18,7 +19,8 @@ def build_site(root: Path, out: Path) -> list[Path]:
     The dataset should validate first (``kvrecords validate``); the CLI refuses otherwise.
     """
     site = gather(root)
-    pages = Pages(site)
+    documents = document_pages(root, site)
+    pages = Pages(site, documents)
     files: dict[Path, str] = {}
     assets = resources.files("kvrecords.tools.site").joinpath("assets")
     for name in ASSETS:
@@ -30,6 +32,8 @@ def build_site(root: Path, out: Path) -> list[Path]:
         files[out / "models" / f"{model.page}.html"] = pages.model(model)
     for page in site.hardware_pages:
         files[out / "hardware" / f"{page_name(page.hardware_class.id)}.html"] = pages.hardware(page)
+    for document in documents:
+        files[out / document.name] = pages.document(document)
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

@@ -299,6 +299,7 @@ class SiteData:
     records: tuple[RecordEntry, ...]
     models: tuple[ModelEntry, ...]
     hardware_pages: tuple[HardwarePage, ...]
+    hardware: Mapping[str, Hardware]  # every sound hardware file, by id
 
     @property
     def models_with_records(self) -> int:
@@ -432,4 +433,4 @@ def gather(root: Path) -> SiteData:
         ModelEntry(model_id, model, data, tuple(by_model.get(model_id, ())))
         for model_id, (model, data) in models.items()
     )
-    return SiteData(tuple(records), model_entries, _hardware_pages(records))
+    return SiteData(tuple(records), model_entries, _hardware_pages(records), hardware.files)

@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, NamedTuple
+from urllib.parse import quote
 
 from kvrecords.kv.units import format_bytes_short, format_number
 
@@ -128,3 +129,8 @@ def safe_url(url: Any) -> str | None:
     if isinstance(url, str) and re.match(r"https?://", url, re.IGNORECASE):
         return url
     return None
+
+
+def record_href(record_slug: str, root: str, anchor: str = "") -> str:
+    """The link to a record's page from a page ``root`` below the site's top."""
+    return f"{root}records/{quote(record_slug)}.html" + (f"#{quote(anchor)}" if anchor else "")

@@ -28,12 +28,14 @@ from kvrecords.tools.site.charts import (
     series_styles,
 )
 from kvrecords.tools.site.data import HardwarePage, ModelEntry, RecordEntry, SiteData
+from kvrecords.tools.site.documents import DocumentPage
 from kvrecords.tools.site.figures import Change, RunPoint
 from kvrecords.tools.site.formatting import (
     format_bytes,
     measured,
     number,
     page_name,
+    record_href,
     sort_key,
 )
 
@@ -70,10 +72,6 @@ def environment() -> Environment:
     return env
 
 
-def _record_href(record_slug: str, root: str, anchor: str = "") -> str:
-    return f"{root}records/{quote(record_slug)}.html" + (f"#{quote(anchor)}" if anchor else "")
-
-
 def dots(points: Sequence[RunPoint], metric: str, root: str) -> list[Dot]:
     """The runs' figures of ``metric`` as chart dots, each linking to its run."""
     return [
@@ -82,7 +80,7 @@ def dots(points: Sequence[RunPoint], metric: str, root: str) -> list[Dot]:
             point.y,
             point.series,
             point.role == "baseline",
-            _record_href(point.record, root, f"run-{point.run_id}"),
+            record_href(point.record, root, f"run-{point.run_id}"),
             point.tip(),
             f"{point.record}|{point.series}|{point.statistic}",
         )
@@ -166,7 +164,7 @@ def record_change_rows(
                 entry.slug,
                 ChangeRow(
                     entry.slug,
-                    _record_href(entry.slug, root, "comparisons"),
+                    record_href(entry.slug, root, "comparisons"),
                     tuple(_mark(c) for c in shown),
                     f"{headline.stated} {headline.metric}",
                 ),
@@ -188,9 +186,10 @@ def model_bars(models: Sequence[ModelEntry], root: str) -> list[ModelBar]:
 class Pages:
     """Each page of one site as HTML text."""
 
-    def __init__(self, site: SiteData) -> None:
+    def __init__(self, site: SiteData, documents: Sequence[DocumentPage] = ()) -> None:
         self.site = site
         self.env = environment()
+        self.env.globals["documents"] = documents  # linked from every page's navigation
 
     def index(self) -> str:
         records = self.site.records
@@ -261,6 +260,12 @@ class Pages:
             family=FAMILIES[attention_family(entry.model)][0],
             per_token=per_token_text,
             model_chart=model_chart(entry.model, entry.chart_max_context),
+        )
+
+    def document(self, page: DocumentPage) -> str:
+        """A page made from one of the project's Markdown documents."""
+        return self.env.get_template("document.html").render(
+            title=page.title, root="", body=page.body
         )
 
     def hardware(self, page: HardwarePage) -> str:
