@@ -440,6 +440,19 @@ def test_falcon_h1_mamba_head_dim_auto() -> None:
         imported("falcon-h1-0.5b", cfg)
 
 
+def test_weights_stored_quantized_leave_the_dtype_at_torch_dtype() -> None:
+    """DeepSeek-V3 ships fp8 weights (quantization_config) with torch_dtype bfloat16: the
+    model's dtype, which an 'auto' KV cache follows, is bfloat16, and the note says why."""
+    data = imported("deepseek-v3")
+    assert data["dtype"] == "bf16"
+    assert "quant_method fp8" in data["notes"] and "weights precision per run" in data["notes"]
+    cfg = config("deepseek-v3")
+    del cfg["torch_dtype"]
+    data = imported("deepseek-v3", cfg)
+    assert data["dtype"] is None
+    assert {"field": "dtype", "reason": "The config gives no torch_dtype."} in data["unknown"]
+
+
 def test_deepseek_and_kimi_are_one_mla_group() -> None:
     data = imported("deepseek-v3")
     assert data["layer_groups"] == [

@@ -140,15 +140,12 @@ def _dtype(reader: ConfigReader, unknown: list[dict[str, str]]) -> str | None:
     raw = reader.raw(name)
     quant = reader.raw("quantization_config")
     method = quant.get("quant_method") if isinstance(quant, dict) else None
-    if method == "fp8":
-        reader.note(
-            f"dtype fp8: quantization_config quant_method is fp8 (the weights are stored in fp8; "
-            f"torch_dtype {json.dumps(raw) if raw is not None else 'not given'})."
-        )
-        return "fp8"
     if isinstance(method, str):
+        # The stored precision of the weights (fp8, AWQ, GPTQ...) is what a record's run
+        # states as its weights precision; the model's dtype stays torch_dtype.
         reader.note(
-            f"The weights are quantized (quantization_config quant_method {method}); dtype is torch_dtype."
+            f"The weights are quantized (quantization_config quant_method {method}); dtype is "
+            "torch_dtype, and a record states the weights precision per run."
         )
     if raw is None:
         unknown.append({"field": "dtype", "reason": "The config gives no torch_dtype."})
