@@ -180,6 +180,50 @@ def test_a_field_that_takes_a_number_or_null_names_the_branch_the_value_was_mean
     assert "is not of type 'null'" not in problem.message
 
 
+SPECULATIVE = Path("records/kv-efficiency/llamacpp-qwen38-27b-q4-rtx3090-128k.yaml")
+
+
+@pytest.mark.parametrize(
+    ("path", "old", "new", "message"),
+    [
+        (SEED, "  dtype: bf16\n", "  dtype: BFloat16\n", "'BFloat16' is written bf16 here"),
+        (SEED, "  dtype: bf16\n", "  dtype: FP8\n", "'FP8' is written fp8 here"),
+        (
+            SEED,
+            "  dtype: bf16\n",
+            "  dtype: float8_e4m3fn\n",
+            "'float8_e4m3fn' is written fp8_e4m3 here",
+        ),
+        (SEED, "  dtype: bf16\n", "  dtype: Q8_0\n", "'Q8_0' is written q8_0 here"),
+        (
+            SEED,
+            "  dtype: bf16\n",
+            "  dtype: fp6\n",
+            "'fp6' is not a KV dtype (did you mean fp16 or fp8?); the names: bf16, fp16, fp32,",
+        ),
+        (
+            SEED,
+            "  dtype: bf16\n",
+            "  dtype: auto\n",
+            "'auto' is the engine's choice, not a dtype: write the dtype it resolves to",
+        ),
+        (SPECULATIVE, "method: mtp", "method: Multi-Token Prediction", "(write mtp)"),
+        (SPECULATIVE, "method: mtp", "method: EAGLE-3", "(write eagle3)"),
+        (SPECULATIVE, "method: mtp", "method: prompt lookup", "(write ngram)"),
+        (SPECULATIVE, "method: mtp", "method: medussa", "(did you mean medusa?)"),
+    ],
+)
+def test_a_value_outside_a_closed_vocabulary_names_the_value_it_is_written_as(
+    dataset: Path, path: Path, old: str, new: str, message: str
+) -> None:
+    edit(dataset / path, old, new)
+    (problem,) = validate(dataset, [dataset / path]).problems
+    assert problem.code == "KV101"
+    line, column = position(dataset / path, new)
+    assert (problem.line, problem.column) == (line, column + new.index(": ") + 2)
+    assert message in problem.message, problem.message
+
+
 @pytest.mark.parametrize(
     ("new", "message"),
     [

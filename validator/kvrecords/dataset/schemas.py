@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kvrecords.dataset.document import Document, JsonPath, dotted
+from kvrecords.kv.arithmetic import dtype_spelling
 from kvrecords.kv.units import BYTE_UNITS, parse_number
 from kvrecords.problems import Problem, Rule
 
@@ -18,7 +19,10 @@ SCHEMA = Rule(
     "The file satisfies its JSON Schema (schema/record.schema.json or schema/model.schema.json).",
     "The schema names every field and its type; every error is reported at its line and "
     "column, with a hint for the common slips (a number written with thousands separators "
-    "is text in YAML; units are case-sensitive).",
+    "is text in YAML; units are case-sensitive). A value outside a closed vocabulary (a KV "
+    "dtype, a speculative-decoding method, a technique) names the value the schema writes "
+    "for it (bfloat16 is bf16, EAGLE-3 is eagle3) or the nearest ones; nothing is read as a "
+    "synonym silently.",
     "bytes_per_token: 65536",
     "bytes_per_token: 65,536\n# KV101 kv_bytes_basis.bytes_per_token: '65,536' is not of type "
     "'integer', 'null' (write 65536 without thousands separators)",
@@ -242,6 +246,10 @@ def _explained(document: Document, path: JsonPath, error: Any) -> str:
     if error.validator == "pattern" and error.validator_value == "\\S":
         what = str(path[-1]).replace("_", " ") if path else "text"
         return f"{instance!r} is blank: write the {what}"
+    if error.validator == "pattern" and isinstance(instance, str):
+        dtype = _dtype_name(instance, error.validator_value)
+        if dtype:
+            return dtype
     if isinstance(instance, str) and numeric:
         text = instance.strip()
         if not text.isascii():
@@ -268,6 +276,28 @@ def _explained(document: Document, path: JsonPath, error: Any) -> str:
     return ""
 
 
+def _dtype_name(instance: str, pattern: str) -> str:
+    """For a KV dtype the schema does not name: the schema's name for it, or the nearest, and
+    every name the pattern lists. '' when the pattern is not the KV dtype's."""
+    import difflib
+
+    if not (re.search(pattern, "bf16") and re.search(pattern, "q8_0")):
+        return ""
+    names = list(dict.fromkeys(re.findall(r"(?<=[(|])([a-z][a-z0-9_]*)(?=[|)])", pattern)))
+    listed = f"the names: {', '.join(names)}; quantized forms <type>-g<G> and <type>-per-token-head"
+    if instance.strip().lower() == "auto":
+        return (
+            f"'auto' is the engine's choice, not a dtype: write the dtype it resolves to (with "
+            f"vLLM and SGLang, the model's dtype) and whether the source states it ({listed})"
+        )
+    spelled = dtype_spelling(instance)
+    if re.search(pattern, spelled):
+        return f"{instance!r} is written {spelled} here"
+    close = difflib.get_close_matches(spelled, names, n=2)
+    nearest = f" (did you mean {' or '.join(close)}?)" if close else ""
+    return f"{instance!r} is not a KV dtype{nearest}; {listed}"
+
+
 def _percent_for_fraction(document: Document, path: JsonPath, instance: float) -> str:
     """``72.5 is above 1: rates are fractions, write 0.725`` (a drafting acceptance rate); other
     fractions may be above 1 by mistake rather than as a percentage (``confidence: 1.5``), so
@@ -289,9 +319,38 @@ def _percent_for_fraction(document: Document, path: JsonPath, instance: float) -
     )
 
 
+# How sources name the values of the schema's closed vocabularies, by the written name in
+# lower case with everything but letters and digits dropped (EAGLE-3 is eagle3 already).
+ENUM_SPELLINGS = {
+    "multitokenprediction": "mtp",
+    "nextn": "mtp",
+    "promptlookup": "ngram",
+    "promptlookupdecoding": "ngram",
+    "eagle1": "eagle",
+    "eagle2": "eagle",
+    "draft": "draft_model",
+}
+
+
+def _enum_value(instance: str, values: list[Any]) -> str:
+    """``write eagle3`` for ``EAGLE-3``, ``did you mean ...`` for a near miss, or ''."""
+    import difflib
+
+    names = [v for v in values if isinstance(v, str)]
+    key = re.sub(r"[^a-z0-9]", "", instance.lower())
+    keys = {re.sub(r"[^a-z0-9]", "", name.lower()): name for name in names}
+    spelled = keys.get(key) or ENUM_SPELLINGS.get(key) or dtype_spelling(instance)
+    if spelled in names:
+        return f"write {spelled}"
+    close = difflib.get_close_matches(key, list(keys), n=2)
+    return f"did you mean {' or '.join(keys[c] for c in close)}?" if close else ""
+
+
 def _hint(error: Any) -> str:
     """A nudge for the common slips."""
     instance = error.instance
+    if isinstance(instance, str) and error.validator == "enum":
+        return _enum_value(instance, error.validator_value)
     if isinstance(instance, str) and error.validator in ("type", "oneOf", "anyOf", "pattern"):
         number = parse_number(instance)
         if number is not None and "," in instance:

@@ -35,6 +35,24 @@ ALIASES: dict[str, str] = {
     "fp8_e4m3": "fp8",
     "fp8_e5m2": "fp8",
 }
+# How sources, torch and engine flags spell the element types the schema names, by the written
+# name lower-cased with hyphens and spaces read as underscores.
+DTYPE_SPELLINGS: dict[str, str] = {
+    "float32": "fp32",
+    "f32": "fp32",
+    "float": "fp32",
+    "float16": "fp16",
+    "f16": "fp16",
+    "half": "fp16",
+    "bfloat16": "bf16",
+    "float8": "fp8",
+    "float8_e4m3fn": "fp8_e4m3",
+    "float8_e4m3": "fp8_e4m3",
+    "fp8_e4m3fn": "fp8_e4m3",
+    "e4m3": "fp8_e4m3",
+    "float8_e5m2": "fp8_e5m2",
+    "e5m2": "fp8_e5m2",
+}
 # Per-group scale (and zero point) in fp16, as in KIVI: 32 bits shared by G values.
 GROUP_SCALE_AND_ZERO_BITS = 32
 # Per token and head: one fp32 scale for each cached head vector.
@@ -70,6 +88,13 @@ class ElementType(NamedTuple):
         if self.group_size is None:
             return f"{format_exact(Fraction(self.value_bits, 8))} B"
         return f"({self.value_bits} + {self.group_scale_bits}/{self.group_size})/8 B"
+
+
+def dtype_spelling(written: str) -> str:
+    """The name the schema would give an element type as a source spells it: ``FP8`` is fp8,
+    ``torch.bfloat16`` bf16, ``float8_e4m3fn`` fp8_e4m3; other names come back lower-cased."""
+    key = re.sub(r"[-\s]+", "_", written.strip().lower()).removeprefix("torch.")
+    return DTYPE_SPELLINGS.get(key, key)
 
 
 @functools.lru_cache(maxsize=256)
