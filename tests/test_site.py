@@ -388,6 +388,12 @@ def test_record_pages_show_what_a_reader_needs(site: Path) -> None:
         for comparison in data.get("comparisons", []):
             assert f"{comparison['kind']} of {comparison['metric']}" in text
             assert words(comparison.get("stated_as", "")) in text
+        drafting = data["methodology"].get("speculative_decoding")
+        if drafting is not None:
+            assert f"speculative decoding {drafting['method']}" in text
+        placement = data["methodology"].get("weights_placement")
+        if placement is not None:
+            assert f"weights placement {placement['on']}" in text
 
 
 def test_seed_record_page_shows_each_run_with_its_metrics(site: Path) -> None:

@@ -1441,10 +1441,12 @@ def check_settings(record: RecordContext, inputs: Inputs) -> Iterator[Problem]:
                 "weights_stated_as)"
             )
             yield record.problem(SETTINGS, path, message)
-    for index, _ in enumerate(_find(data, "runs") or []):
-        draft = _find(data, "runs", index, "speculative_decoding", "draft_model")
+    places: list[JsonPath] = [("methodology",)]
+    places += [("runs", index) for index in range(len(_find(data, "runs") or []))]
+    for place in places:
+        path = (*place, "speculative_decoding", "draft_model")
+        draft = _find(data, *path)
         if isinstance(draft, str) and (inputs.models is None or inputs.models(draft) is None):
-            path = ("runs", index, "speculative_decoding", "draft_model")
             yield record.problem(
                 SETTINGS,
                 path,

@@ -166,6 +166,9 @@ def _hardware_section(record: RecordContext, hardware: HardwareIndex) -> list[st
     lines.append(f"Weights: {_stated_weights(methodology.get('weights_precision'))}")
     concurrency = methodology.get("concurrency")
     lines.append(f"Concurrency: {concurrency if concurrency is not None else 'not stated'}")
+    drafting = methodology.get("speculative_decoding")
+    if drafting is not None:
+        lines.append(f"Speculative decoding (every run): {_flow(drafting)}")
     return lines
 
 

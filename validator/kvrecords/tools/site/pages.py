@@ -38,6 +38,7 @@ from kvrecords.tools.site.formatting import (
     record_href,
     sort_key,
 )
+from kvrecords.tools.site.runs import setting_text
 
 UP = "../"
 SERIES = (
@@ -68,6 +69,7 @@ def environment() -> Environment:
         number=number,
         sort_key=sort_key,
         page_name=page_name,
+        setting=lambda value, key: setting_text(key, value),
     )
     return env
 
