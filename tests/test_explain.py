@@ -67,3 +67,14 @@ def test_hardware_says_what_is_not_stated(
     changed = f"  hardware:\n    accelerator: {accelerator}\n    count: {count}\n"
     record.write_text(text.replace(stated, changed), encoding="utf-8")
     assert f"\n{shown}\n" in explain_record(root, record)
+
+
+def test_runs_that_name_another_model_are_checked_with_that_model() -> None:
+    """explain loads the model a run names, as validate does, for every record that has one."""
+    named_elsewhere = 0
+    for path in sorted((REPO / "records" / "kv-efficiency").glob("*.yaml")):
+        text = explain_record(REPO, path)
+        assert "is not loaded" not in text, path
+        if "\n    model: " in text:
+            named_elsewhere += 1
+    assert named_elsewhere >= 1

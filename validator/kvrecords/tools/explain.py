@@ -48,6 +48,7 @@ from kvrecords.dataset.layout import (
 from kvrecords.dataset.records import bases, basis_report, runs
 from kvrecords.dataset.schemas import schema_problems
 from kvrecords.kv.arithmetic import KvReport
+from kvrecords.kv.geometry import Model
 from kvrecords.kv.hardware import Hardware
 from kvrecords.kv.units import (
     format_binary,
@@ -79,7 +80,26 @@ def explain_record(root: Path, record_path: Path) -> str:
     record = _record_context(root, document)
     if isinstance(record, str):
         return "\n".join([*lines, record])
-    return "\n".join(lines + explain_lines(record, HardwareCatalog(root)))
+    return "\n".join(lines + explain_lines(record, HardwareCatalog(root), model_lookup(root)))
+
+
+def model_lookup(root: Path) -> ModelLookup:
+    """The geometry of a model a run or a draft names, read once, when its file is sound."""
+    from kvrecords.checks.models import check_model_file
+
+    read: dict[str, Model | None] = {}
+
+    def lookup(model_id: str) -> Model | None:
+        if model_id not in read:
+            read[model_id] = None
+            if ID_PATTERN.fullmatch(model_id) and model_file(root, model_id).is_file():
+                display = f"{MODELS_DIR}/{model_id}.yaml"
+                state = check_model_file(root, DatasetFile("model", display, root))
+                if not any(p.severity == "error" for p in state.problems):
+                    read[model_id] = state.model
+        return read[model_id]
+
+    return lookup
 
 
 def explain_lines(
@@ -87,8 +107,8 @@ def explain_lines(
 ) -> list[str]:
     """The explanation of a schema-valid record whose model is loaded (the site's pages too).
 
-    Without ``models`` a run or draft that names another model is shown as not checked (the
-    site and ``explain`` read the record's own model only; ``validate`` loads the others)."""
+    ``models`` gives the geometry of the other models its runs or drafts name; without it
+    those runs are shown as not checked."""
     hardware = hardware_index(record.data, catalog)
     lines = _model_section(record)
     lines += _hardware_section(record, hardware)

@@ -346,7 +346,9 @@ def _read_record(
     if data.get("model") not in models:
         raise ValueError(f"{record_file.display}: no model file for {data.get('model')!r}")
     model = models[data["model"]][0]
-    recomputation = recompute(root, document, model, catalog)
+    recomputation = recompute(
+        root, document, model, catalog, lambda model_id: models.get(model_id, (None, None))[0]
+    )
     context = recomputation.context
     reasons = {entry["field"]: entry["reason"] for entry in data.get("not_stated", [])}
     row = export_row(data, model, record_file.display)

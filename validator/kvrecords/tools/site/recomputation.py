@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from kvrecords.checks.context import RecordContext
 from kvrecords.checks.hardware import HardwareCatalog
+from kvrecords.checks.plausibility import ModelLookup
 from kvrecords.dataset.document import Document
 from kvrecords.dataset.layout import MODELS_DIR, SCHEMA_DIR
 from kvrecords.dataset.schemas import schema_problems
@@ -26,13 +27,14 @@ class Recomputation(NamedTuple):
 
 
 def recompute(
-    root: Path, document: Document, model: Model, catalog: HardwareCatalog
+    root: Path, document: Document, model: Model, catalog: HardwareCatalog, models: ModelLookup
 ) -> Recomputation:
-    """What ``kvrecords explain`` prints for ``document``, whose model is ``model``."""
+    """What ``kvrecords explain`` prints for ``document``, whose model is ``model``; ``models``
+    gives the other models its runs name."""
     lines = [document.path]
     schema_errors = schema_problems(document, "record", root / SCHEMA_DIR)
     if schema_errors:
         lines.append("fails its schema, so nothing is derived:")
         return Recomputation("\n".join(lines + _problem_lines(schema_errors)), None)
     context = RecordContext(document, model, f"{MODELS_DIR}/{document.data['model']}")
-    return Recomputation("\n".join(lines + explain_lines(context, catalog)), context)
+    return Recomputation("\n".join(lines + explain_lines(context, catalog, models)), context)
