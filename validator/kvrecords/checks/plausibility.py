@@ -145,8 +145,10 @@ PREFILL_CEILING = Rule(
     "likely one their usual type. Under a concurrency of N the favourable reading takes one "
     "request's prefill (other requests only slow it); the likely one that the N prompts "
     "arrived together, so that by the stated TTFT statistic as many prompts were prefilled as "
-    "it covers (N for max, half for the median, (N + 1) / 2 on average for the mean). A peak "
-    "rated low makes a violation a warning.",
+    "it covers (N for max, half for the median, (N + 1) / 2 on average for the mean). A run "
+    "with prefix caching, radix reuse, cache-aware routing or KV offload on, or with a hit "
+    "rate, may have served its TTFT from reused KV whatever its role, so its TTFT is not read "
+    "as a prefill. A peak rated low makes a violation a warning.",
     "context_tokens: 150000\nmetrics: [{name: ttft_ms, statistic: single, value: 53200}]   "
     "(27B on one rtx-5090)\n# 2,820 tok/s is 9.9% of the ceiling",
     "model: llama-3.1-8b   (bf16 on one a100-80gb-sxm)\ncontext_tokens: 131072\nmetrics: "
@@ -625,12 +627,10 @@ def _run_figures(run: Run, data: dict[str, Any]) -> tuple[Figure, ...]:
     return tuple(figures)
 
 
-def _reuse(
-    run: Run | None, techniques: tuple[str, ...], metrics: list[dict[str, Any]]
-) -> tuple[str, ...]:
-    reasons = []
-    if run is None or run.stated["role"] == "treatment":
-        reasons += [t for t in techniques if t in PREFIX_REUSE]
+def _reuse(techniques: tuple[str, ...], metrics: list[dict[str, Any]]) -> tuple[str, ...]:
+    """Why a run's TTFT may come from reused KV: a reuse technique on in it (whatever its
+    role: an `only` run with prefix caching may have hit), or a stated hit rate."""
+    reasons = [t for t in techniques if t in PREFIX_REUSE]
     if any(m["name"] == "hit_rate" for m in metrics):
         reasons.append("a hit rate is stated")
     return tuple(reasons)
@@ -725,7 +725,7 @@ def _run_setup(record: RecordContext, inputs: Inputs, run: Run) -> RunSetup:
         techniques=techniques,
         context=run.context(record.data),
         figures=_run_figures(run, record.data),
-        reuse=_reuse(run, techniques, run.stated.get("metrics", [])),
+        reuse=_reuse(techniques, run.stated.get("metrics", [])),
         hardware_where=where,
     )
 
