@@ -145,7 +145,9 @@ PREFILL_CEILING = Rule(
     "likely one their usual type. Under a concurrency of N the favourable reading takes one "
     "request's prefill (other requests only slow it); the likely one that the N prompts "
     "arrived together, so that by the stated TTFT statistic as many prompts were prefilled as "
-    "it covers (N for max, half for the median, (N + 1) / 2 on average for the mean). A run "
+    "it covers (N for max, half for the median, (N + 1) / 2 on average for the mean), unless "
+    "the run states more requests than N: its slots are refilled one at a time as requests "
+    "end, so its prompts are read one at a time. A run "
     "with prefix caching, radix reuse, cache-aware routing or KV offload on, or with a hit "
     "rate, may have served its TTFT from reused KV whatever its role, so its TTFT is not read "
     "as a prefill. A peak rated low makes a violation a warning.",
@@ -422,6 +424,7 @@ class RunSetup(NamedTuple):
     weights_offloaded: bool
     techniques: tuple[str, ...]
     concurrency: int | str | None  # a number, "unbounded", or None when not stated
+    requests: int | None  # requests in the run, when stated
     drafting: Drafting | str
     kv_fit: KvReading | str  # KV at the longest context a sequence is known to reach
     kv_decode: KvReading | str  # KV at the context every sequence is known to reach
@@ -701,6 +704,7 @@ def _setup(
         weights_offloaded=placement.get("on") == "offloaded",
         techniques=techniques,
         concurrency=concurrency,
+        requests=_whole(settings.get("requests")),
         drafting=_drafting(setting("speculative_decoding"), inputs.models),
         kv_fit=kv_fit,
         kv_decode=kv_decode,
@@ -1123,9 +1127,15 @@ def _attended(window: int | None, context: Fraction) -> tuple[Fraction, str]:
     return attended, f"{window:,} x (2 x {shown} - {window:,}) / (2 x {shown})"
 
 
-def _together(concurrency: int | str | None, statistic: str | None) -> Fraction:
-    """How many of N prompts sent together were prefilled by the stated TTFT statistic."""
+def _together(
+    concurrency: int | str | None, statistic: str | None, requests: int | None
+) -> Fraction:
+    """How many of N prompts sent together were prefilled by the stated TTFT statistic. A run
+    of more requests than its N slots refills a slot as a request ends, so its prompts arrive
+    one at a time after the first N: there the likely reading is one prompt, as well."""
     if not isinstance(concurrency, int) or concurrency <= 1 or statistic is None:
+        return Fraction(1)
+    if isinstance(requests, int) and requests > concurrency:
         return Fraction(1)
     if statistic == "max":
         return Fraction(concurrency)
@@ -1163,7 +1173,7 @@ def evaluate_prefill(setup: RunSetup, figure: Figure, value: Fraction) -> Evalua
             return _skip(PREFILL_CEILING, check, figure.path, "the TTFT is not positive")
         rate = context * 1000 / value
         subject = f"{format_exact(context)} tokens / {format_exact(value / 1000)} s = {tokens_per_s(rate)}"
-        together = _together(setup.concurrency, figure.statistic)
+        together = _together(setup.concurrency, figure.statistic, setup.requests)
         likely_rate, likely_subject = rate, subject
         if together > 1:
             likely_rate = together * rate

@@ -1,14 +1,14 @@
 """Hardware classes, what the reader's view groups records by.
 
-A hardware id is its own class unless it belongs to a family: ids sharing a chip name before
-their first hyphen (``h100-sxm`` and ``h100-pcie`` are the family ``h100``). A record whose
-accelerator is not stated joins a family when its host or memory description names exactly
-one family's chip (``4x H100, form factor not stated``); otherwise it joins no class.
+A hardware id is its own class unless a hardware file names it in a family (``families:
+[h100]`` in ``h100-sxm.yaml`` and ``h100-pcie.yaml``); then its class is the widest family it
+is in (``a100`` over ``a100-80gb``), so that one page holds every form factor. A record that
+states a family instead of an accelerator (``family: h100``: the source does not give the form
+factor) joins that family's class; one that states neither joins no class.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -51,32 +51,23 @@ def _common_words(names: Iterable[str]) -> str:
 
 
 def hardware_families(hardware: Mapping[str, Hardware]) -> dict[str, HardwareClass]:
-    """Families: two or more ids that share a chip name (with a digit) before the first hyphen."""
-    by_chip: dict[str, list[Hardware]] = {}
+    """Every family the hardware files name, with its members."""
+    members: dict[str, list[Hardware]] = {}
     for hardware_id in sorted(hardware):
-        chip = hardware_id.split("-", 1)[0]
-        if any(character.isdigit() for character in chip):
-            by_chip.setdefault(chip, []).append(hardware[hardware_id])
+        for family in hardware[hardware_id].families:
+            members.setdefault(family, []).append(hardware[hardware_id])
     return {
-        chip: HardwareClass(
-            chip, _common_words(m.name for m in members) or chip.upper(), tuple(members), True
+        family: HardwareClass(
+            family, _common_words(m.name for m in found) or family.upper(), tuple(found), True
         )
-        for chip, members in by_chip.items()
-        if len(members) > 1
+        for family, found in sorted(members.items())
     }
 
 
-def _named_family(
-    stated: Mapping[str, Any], families: Mapping[str, HardwareClass]
-) -> HardwareClass | None:
-    """The one family whose chip the host or memory description names, else None."""
-    described = " ".join(str(stated.get(key) or "") for key in ("host", "memory_stated"))
-    named = [
-        family
-        for chip, family in families.items()
-        if re.search(rf"(?<![a-z0-9]){re.escape(chip)}(?![a-z0-9])", described, re.IGNORECASE)
-    ]
-    return named[0] if len(named) == 1 else None
+def _widest(ids: set[str], families: Mapping[str, HardwareClass]) -> HardwareClass | None:
+    """The family with the most members among those holding every one of ``ids``."""
+    holding = [f for f in families.values() if ids and ids <= set(_ids(f))]
+    return max(holding, key=lambda f: (len(f.members), f.id), default=None)
 
 
 def placement(
@@ -88,17 +79,20 @@ def placement(
     accelerator, count = stated.get("accelerator"), stated.get("count")
     times = f"{count} x " if count else ""
     if accelerator:
-        family = next((f for f in families.values() if accelerator in _ids(f)), None)
-        if family is not None:
-            return Placement(family, f"{times}{accelerator}", (family.id, accelerator))
+        widest = _widest({accelerator}, families)
+        if widest is not None:
+            return Placement(widest, f"{times}{accelerator}", (widest.id, accelerator))
         known = hardware.get(accelerator)
         own = HardwareClass(
             accelerator, known.name if known else accelerator, (known,) if known else (), False
         )
         return Placement(own, f"{times}{accelerator}", (accelerator,))
-    family = _named_family(stated, families)
-    if family is not None:
-        return Placement(family, f"{times}{family.id}, form factor not stated", (family.id,))
+    stated_family = families.get(stated.get("family") or "")
+    if stated_family is not None:
+        widest = _widest(set(_ids(stated_family)), families) or stated_family
+        keys = tuple(dict.fromkeys((widest.id, stated_family.id)))
+        text = f"{times}{stated_family.id}, form factor not stated"
+        return Placement(widest, text, keys)
     return Placement(None, f"{times}accelerator not stated" if times else "not stated", ())
 
 
