@@ -227,6 +227,26 @@ def test_metrics_export_has_one_row_per_figure_of_each_run(dataset: Path) -> Non
     assert refused.returncode == 2 and "not markdown" in refused.stderr
 
 
+def test_metrics_export_says_the_request_rate_of_each_run(dataset: Path) -> None:
+    """A run's request rate, else the methodology's: a number, inf (a burst), a-b (a ramp)."""
+    path = dataset / "records" / f"{SEED_ID}.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert "  concurrency: null\n" in text
+    text = text.replace(
+        "  concurrency: null\n", "  concurrency: null\n  request_rate: {min: 3, max: 60}\n", 1
+    )
+    text = text.replace("    role: treatment\n", "    role: treatment\n    request_rate: inf\n", 1)
+    path.write_text(text, encoding="utf-8")
+    result = export("--format", "csv", "--metrics", cwd=dataset)
+    assert result.returncode == 0, result.stderr
+    rates = {
+        (row["run_id"], row["request_rate"])
+        for row in csv.DictReader(io.StringIO(result.stdout))
+        if row["record_id"] == SEED_ID
+    }
+    assert ("cold", "3-60") in rates and ("warm", "inf") in rates
+
+
 def test_metrics_parquet_keeps_bounds_and_ranges_typed(dataset: Path, tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 

@@ -225,6 +225,38 @@ def test_a_value_outside_a_closed_vocabulary_names_the_value_it_is_written_as(
 
 
 @pytest.mark.parametrize(
+    ("metric", "needs"),
+    [
+        ("kv_bytes_reported", "scope"),
+        ("accuracy", "benchmark"),
+        ("slo_attainment", "note"),
+        ("goodput_requests_per_s", "note"),
+        ("memory_in_use_bytes", "note"),
+    ],
+)
+def test_a_metric_without_what_it_needs_says_what_to_add(
+    dataset: Path, metric: str, needs: str
+) -> None:
+    added = f"      - name: {metric}\n        statistic: single\n        value: 0.5\n"
+    edit(dataset / SEED, "      - name: hit_rate\n", added + "      - name: hit_rate\n")
+    problems = validate(dataset, [dataset / SEED]).problems
+    assert [p.code for p in problems] == ["KV802"]
+    (problem,) = problems
+    line, column = position(dataset / SEED, f"name: {metric}")
+    assert (problem.line, problem.column) == (line, column + len("name: "))
+    assert problem.message.startswith(f"{metric} needs {needs}: ")
+    edit(dataset / SEED, added, added + f"        {needs}: {_NEED_VALUES[needs]}\n")
+    assert validate(dataset, [dataset / SEED]).problems == []
+
+
+_NEED_VALUES = {
+    "scope": "pool",
+    "benchmark": "GSM8K",
+    "note": "the objective is a TTFT under 2 s",
+}
+
+
+@pytest.mark.parametrize(
     ("new", "message"),
     [
         ("value: 93.5", "hit_rate is 93.5, above 1: it is a fraction, write 0.935"),

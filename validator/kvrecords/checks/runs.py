@@ -217,6 +217,8 @@ _NEEDS = {
     "window (window: run, rolling or cumulative); not_stated where the source is silent",
     "scope": "per_request, pool or per_device, as the engine printed it",
     "benchmark": "the benchmark or corpus the score is on",
+    "note": "the latency objective it is measured against, or when in the run it was taken, "
+    "as the source gives it",
 }
 
 

@@ -218,6 +218,82 @@ METRICS: tuple[Metric, ...] = (
         byte_valued=True,
     ),
     Metric(
+        "memory_in_use_bytes",
+        "bytes",
+        "Accelerator memory in use at a stated point of the run (not its peak), as the source "
+        "measured it; its note says when.",
+        lower_is_better=True,
+        byte_valued=True,
+        needs="note",
+    ),
+    Metric(
+        "allocator_cache_bytes",
+        "bytes",
+        "Memory an allocator holds for reuse but no tensor uses (MLX's cache memory, PyTorch's "
+        "reserved minus allocated), as measured.",
+        lower_is_better=True,
+        byte_valued=True,
+    ),
+    Metric(
+        "weights_memory_bytes",
+        "bytes",
+        "Accelerator memory the model's weights take, as the engine printed it (vLLM's 'Model "
+        "loading took 14.99 GiB') or the source measured it.",
+        lower_is_better=True,
+        byte_valued=True,
+    ),
+    Metric(
+        "activation_peak_bytes",
+        "bytes",
+        "Peak memory of activations and temporary buffers in the engine's profiling pass "
+        "(vLLM's 'torch peak memory increase'), beside weights and KV.",
+        lower_is_better=True,
+        byte_valued=True,
+    ),
+    Metric(
+        "kv_budget_bytes",
+        "bytes",
+        "Memory the engine leaves for the KV cache after weights and activations (vLLM's "
+        "'Available KV cache memory: 10.55 GiB'), as printed; the pool it allocates is this "
+        "rounded down to whole blocks.",
+        byte_valued=True,
+    ),
+    Metric(
+        "max_context_tokens",
+        "tokens",
+        "The longest context the setup holds: what the engine estimated it could fit (vLLM's "
+        "'estimated maximum model length is 205728') or the longest prompt the source ran "
+        "without running out of memory; stated_as says which.",
+    ),
+    Metric(
+        "kv_kept_fraction",
+        "fraction",
+        "Fraction of the context's KV entries an eviction or compression policy keeps (a budget "
+        "of a quarter of the tokens is 0.25).",
+        fraction=True,
+    ),
+    Metric(
+        "kv_compression_ratio",
+        "ratio",
+        "KV size without the technique divided by the size with it, as the source states it "
+        "(4 for a cache four times smaller).",
+    ),
+    Metric(
+        "slo_attainment",
+        "fraction",
+        "Fraction of requests that met the run's latency objective, which its note states (TTFT "
+        "under 2 s and TPOT under 100 ms).",
+        fraction=True,
+        needs="note",
+    ),
+    Metric(
+        "goodput_requests_per_s",
+        "requests/s",
+        "Completed requests per second that met the run's latency objective (goodput), which "
+        "its note states.",
+        needs="note",
+    ),
+    Metric(
         "transfer_gb_per_s",
         "GB/s",
         "KV transfer bandwidth between tiers or nodes (10^9 bytes per second).",

@@ -186,6 +186,8 @@ def _hardware_section(record: RecordContext, hardware: HardwareIndex) -> list[st
     lines.append(f"Weights: {_stated_weights(methodology.get('weights_precision'))}")
     concurrency = methodology.get("concurrency")
     lines.append(f"Concurrency: {concurrency if concurrency is not None else 'not stated'}")
+    if methodology.get("request_rate") is not None:
+        lines.append(f"Request rate: {methodology['request_rate']} requests/s")
     drafting = methodology.get("speculative_decoding")
     if drafting is not None:
         lines.append(f"Speculative decoding (every run): {_flow(drafting)}")
@@ -328,6 +330,7 @@ _RUN_SETTINGS = (
     "weights_placement",
     "speculative_decoding",
     "concurrency",
+    "request_rate",
     "context_tokens",
     "output_tokens",
     "requests",

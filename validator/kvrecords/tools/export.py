@@ -277,6 +277,11 @@ METRIC_COLUMNS = (
         "string",
         "Concurrent requests: a number, unbounded, or empty when not stated.",
     ),
+    Column(
+        "request_rate",
+        "string",
+        "Requests per second the load generator sent: a number, inf, a-b for a ramp, or empty.",
+    ),
     Column("model", "string", "The model's id (the record's unless the run names another).", True),
     Column("accelerator", "string", "The accelerator's id."),
     Column("accelerator_count", "integer", "Number of accelerators."),
@@ -356,8 +361,9 @@ def _run_setting(data: dict[str, Any], run: Run) -> dict[str, Any]:
     stated = run.stated
     hardware = stated.get("hardware") or methodology["hardware"]
     engine = stated.get("engine") or methodology["engine"]
-    concurrency = (
-        stated["concurrency"] if "concurrency" in stated else methodology.get("concurrency")
+    concurrency, request_rate = (
+        stated[key] if key in stated else methodology.get(key)
+        for key in ("concurrency", "request_rate")
     )
     return {
         "record_id": data["id"],
@@ -366,6 +372,7 @@ def _run_setting(data: dict[str, Any], run: Run) -> dict[str, Any]:
         "role": stated["role"],
         "context": _flat(run.context(data)) or None,
         "concurrency": None if concurrency is None else str(concurrency),
+        "request_rate": _flat(request_rate) or None,
         "model": stated.get("model", data["model"]),
         "accelerator": hardware.get("accelerator"),
         "accelerator_count": hardware.get("count"),

@@ -30,6 +30,7 @@ SETTING_LABELS = {
     "weights_placement": "weights placement",
     "speculative_decoding": "speculative decoding",
     "concurrency": "concurrency",
+    "request_rate": "request rate (requests/s)",
     "context_tokens": "context (tokens)",
     "output_tokens": "output (tokens)",
     "requests": "requests",
@@ -133,7 +134,7 @@ def setting_text(key: str, value: Any) -> str:
         if value.get("draft_model"):
             parts.append(f"draft model {value['draft_model']}")
         return ", ".join(parts)
-    if key in ("context_tokens", "output_tokens", "requests", "concurrency"):
+    if key in ("context_tokens", "output_tokens", "requests", "concurrency", "request_rate"):
         return measured(value)
     if isinstance(value, list):
         return ", ".join(str(item) for item in value)
