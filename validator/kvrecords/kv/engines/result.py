@@ -132,6 +132,20 @@ def state_split(group: LeafGroup) -> tuple[int | None, int | None]:
     return 0, 0
 
 
+def model_dtype_bytes(model: Model, notes: list[str]) -> int:
+    """Bytes per value in the model's dtype, which vLLM's and SGLang's 'auto' cache follows
+    (the config's torch_dtype); bf16 when the model file does not give it, with a note."""
+    if model.dtype in ("bf16", "fp16"):
+        return 2
+    if model.dtype == "fp32":
+        return 4
+    notes.append(
+        f"'auto' follows the config's torch_dtype; models/{model.id}.yaml gives"
+        f" {model.dtype or 'none'}, so bf16 (2 B) is assumed"
+    )
+    return 2
+
+
 def logical_dtype_name(model: Model) -> str:
     """The model's dtype as the model file states it ('unknown' when null)."""
     return model.dtype or "unknown"

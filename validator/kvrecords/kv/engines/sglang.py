@@ -31,6 +31,7 @@ from kvrecords.kv.engines.result import (
     Part,
     check_choice,
     gib_as_printed,
+    model_dtype_bytes,
 )
 from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent
 
@@ -108,15 +109,7 @@ def _element_bytes(model: Model, options: SglangOptions, notes: list[str]) -> in
     """Bytes per cached value: the model's dtype for 'auto', else one (fp8 variants)."""
     if options.kv_cache_dtype != "auto":
         return 1
-    if model.dtype in ("bf16", "fp16"):
-        return 2
-    if model.dtype == "fp32":
-        return 4
-    notes.append(
-        f"'auto' is the model's dtype; models/{model.id}.yaml gives"
-        f" {model.dtype or 'none'}, so bf16 (2 B) is assumed"
-    )
-    return 2
+    return model_dtype_bytes(model, notes)
 
 
 def _latent_pool(groups: list[MultiHeadLatent], pool: _Pool) -> tuple[list[Part], list[str]]:

@@ -71,6 +71,7 @@ from kvrecords.kv.engines.result import (
     cdiv,
     check_choice,
     gib_as_printed,
+    model_dtype_bytes,
     state_split,
 )
 from kvrecords.kv.geometry import Attention, LeafGroup, Model, MultiHeadLatent
@@ -168,15 +169,7 @@ class _Spec(NamedTuple):
 def _dtype_bytes(name: str, model: Model, notes: list[str]) -> int:
     """Element bytes of a kv_cache_dtype (and of 'auto', the model dtype)."""
     if name == "auto":
-        if model.dtype in ("bf16", "fp16"):
-            return 2
-        if model.dtype == "fp32":
-            return 4
-        notes.append(
-            f"'auto' follows the config's torch_dtype; models/{model.id}.yaml gives"
-            f" {model.dtype or 'none'}, so bf16 (2 B) is assumed"
-        )
-        return 2
+        return model_dtype_bytes(model, notes)
     if name in ("bfloat16", "float16"):
         return 2
     return 1  # fp8 variants, int8 / fp8 per token head
