@@ -51,6 +51,29 @@ def test_mla_deepseek_v3() -> None:
     assert kv_report(model("deepseek-v3"), parse_element_type("fp8"), 1).bytes_per_token == 35_136
 
 
+def test_fp8_ds_mla_is_vllms_deepseek_v3_2_layout() -> None:
+    # per layer and token: 512 latent x 1 B + 512 / 128 = 4 fp32 scales x 4 B + 64 rope x 2 B
+    # = 512 + 16 + 128 = 656 B; 61 layers x 656 = 40,016 B/token
+    ds_mla = parse_element_type("fp8_ds_mla")
+    report = kv_report(model("deepseek-v3.2"), ds_mla, 1000)
+    assert report.bytes_per_token == 40_016
+    assert report.kv_bytes_at_context == 40_016_000
+    assert "(512 x 1 B fp8 + 512/128 x 4 B scales + 64 x 2 B bf16 rope)" in report.formula()
+    # a layout of MLA latents: nothing to say about a model whose layers cache K and V
+    assert kv_report(model("llama-3.1-8b"), ds_mla, 1000).bytes_per_token is None
+
+
+@pytest.mark.parametrize(
+    ("cache_type", "block_bytes"),
+    [("q8_0", 34), ("q4_0", 18), ("q4_1", 20), ("q5_0", 22), ("q5_1", 24), ("iq4_nl", 18)],
+)
+def test_ggml_cache_types_cost_their_block_bytes(cache_type: str, block_bytes: int) -> None:
+    # Qwen3-8B: 36 layers x 8 kv heads x (128 + 128) = 73,728 values per token, 2,304 blocks
+    # of 32; q8_0: 2,304 x 34 = 78,336 B/token, q4_0 2,304 x 18 = 41,472 B/token
+    report = kv_report(model("qwen3-8b"), parse_element_type(cache_type), 1)
+    assert report.bytes_per_token == 2_304 * block_bytes
+
+
 def test_five_to_one_local_global_beyond_the_window() -> None:
     # Gemma 3 27B: 52 local layers (window 1,024) and 10 global, 16 kv heads x (128 + 128) x 2 B
     # per token while growing: 52 x 8,192 + 10 x 8,192 = 425,984 + 81,920 = 507,904

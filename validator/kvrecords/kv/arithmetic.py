@@ -14,7 +14,14 @@ import re
 from fractions import Fraction
 from typing import NamedTuple
 
-from kvrecords.kv.geometry import Attention, LeafGroup, Model, StateGroup, TokenElements
+from kvrecords.kv.geometry import (
+    Attention,
+    LeafGroup,
+    Model,
+    MultiHeadLatent,
+    StateGroup,
+    TokenElements,
+)
 from kvrecords.kv.units import format_exact
 
 VALUE_BITS: dict[str, int] = {
@@ -34,6 +41,16 @@ ALIASES: dict[str, str] = {
     "bfloat16": "bf16",
     "fp8_e4m3": "fp8",
     "fp8_e5m2": "fp8",
+}
+# ggml's quantized cache types (ggml-common.h block structs): bits per value, values per block,
+# bytes per block; the block's scale (and min) are what the bytes hold beyond the values.
+GGML_BLOCKS: dict[str, tuple[int, int, int]] = {
+    "q8_0": (8, 32, 34),
+    "q4_0": (4, 32, 18),
+    "q4_1": (4, 32, 20),
+    "q5_0": (5, 32, 22),
+    "q5_1": (5, 32, 24),
+    "iq4_nl": (4, 32, 18),
 }
 # How sources, torch and engine flags spell the element types the schema names, by the written
 # name lower-cased with hyphens and spaces read as underscores.
@@ -61,7 +78,9 @@ DTYPE_FORMS = (
     "bf16, fp16, fp32, fp8, int8, int4, fp4, int3, int2; nvfp4 (fp4 + one fp8 scale per 16 "
     "values); mxfp4 (fp4 + one 8-bit scale per 32 values); <type>-g<G> (fp16 scale and zero "
     "per group of G values, KIVI-style); <type>-per-token-head (one fp32 scale per cached "
-    "head vector)"
+    "head vector); llama.cpp's q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl (ggml blocks of 32 values "
+    "with their scales); fp8_ds_mla (vLLM's MLA layout for DeepSeek-V3.2: fp8 latent, fp32 "
+    "scale per 128 values, bf16 rope)"
 )
 _DTYPE_RE = re.compile(
     r"^(?P<base>[a-z0-9_]+?)(?:-g(?P<group>[1-9]\d*)|(?P<pth>-per-token-head))?$"
@@ -76,6 +95,7 @@ class ElementType(NamedTuple):
     group_size: int | None = None
     group_scale_bits: int = 0
     vector_scale_bytes: int = 0
+    mla_layout: bool = False  # fp8_ds_mla: a layout of MLA latents only, see mla_fp8_bytes
 
     def bytes_for(self, token: TokenElements) -> Fraction:
         bits = Fraction(token.elements * self.value_bits)
@@ -97,6 +117,20 @@ def dtype_spelling(written: str) -> str:
     return DTYPE_SPELLINGS.get(key, key)
 
 
+# vLLM's fp8_ds_mla (MLAAttentionSpec, DeepSeek-V3.2): per token and layer the latent in fp8,
+# one fp32 scale per 128 latent values, and the rope key kept in bf16: 512 + 16 + 128 = 656 B.
+FP8_DS_MLA = "fp8_ds_mla"
+FP8_DS_MLA_SCALE_EVERY = 128
+
+
+def mla_fp8_bytes(group: MultiHeadLatent) -> Fraction | None:
+    """Bytes one MLA layer caches per token in vLLM's fp8_ds_mla layout."""
+    latent, rope = group.kv_lora_rank, group.qk_rope_head_dim
+    if latent is None or rope is None:
+        return None
+    return latent + Fraction(latent * 4, FP8_DS_MLA_SCALE_EVERY) + rope * 2
+
+
 @functools.lru_cache(maxsize=256)
 def parse_element_type(name: str) -> ElementType:
     """An element type from its name; ``ValueError`` names the valid forms."""
@@ -104,6 +138,11 @@ def parse_element_type(name: str) -> ElementType:
     if match is None:
         raise ValueError(f"unknown element type {name!r}; valid: {DTYPE_FORMS}")
     base = ALIASES.get(match["base"], match["base"])
+    if base == FP8_DS_MLA and not match["group"] and not match["pth"]:
+        return ElementType(FP8_DS_MLA, 8, mla_layout=True)
+    if base in GGML_BLOCKS and not match["group"] and not match["pth"]:
+        bits, values, block_bytes = GGML_BLOCKS[base]
+        return ElementType(base, bits, values, block_bytes * 8 - values * bits)
     if base == "nvfp4" and not match["group"] and not match["pth"]:
         return ElementType("nvfp4", 4, group_size=16, group_scale_bits=8)
     if base == "mxfp4" and not match["group"] and not match["pth"]:
@@ -212,6 +251,10 @@ def group_cost(
     layers = group.layers
     tokens_held = context_tokens if group.window is None else min(context_tokens, group.window)
     per_token = None if token is None else layers * dtype.bytes_for(token)
+    if dtype.mla_layout and token is not None and token.elements:
+        # a layout of MLA latents: its bytes for an MLA layer, unknown for any other cache
+        one = mla_fp8_bytes(group) if isinstance(group, MultiHeadLatent) else None
+        per_token = None if one is None else layers * one
     state = group.state_elements()
     state_bytes = None if state is None else layers * state * Fraction(state_dtype.value_bits, 8)
     return GroupCost(
@@ -228,6 +271,16 @@ def _token_formula(group: LeafGroup, dtype: ElementType, per_token: Fraction | N
     if not isinstance(group, Attention) and group.kind != "mla":
         return f"{group.layers} {group.kind} layers x 0 B"
     shape = group.token_formula()  # type: ignore[union-attr]
+    if dtype.mla_layout:
+        if not isinstance(group, MultiHeadLatent):
+            return f"{group.layers} {group.kind} layers: {FP8_DS_MLA} stores MLA latents only = unknown"
+        latent, rope = group.kv_lora_rank, group.qk_rope_head_dim
+        text = (
+            f"{group.layers} layers x ({latent} x 1 B fp8 + {latent}/{FP8_DS_MLA_SCALE_EVERY} x 4 B "
+            f"scales + {rope} x 2 B bf16 rope)"
+        )
+        result = "unknown" if per_token is None else f"{format_exact(per_token)} B/token"
+        return f"{text} = {result}"
     text = f"{group.layers} layers x {shape} x {dtype.element_formula()}"
     if dtype.vector_scale_bytes:
         token = group.token_elements()

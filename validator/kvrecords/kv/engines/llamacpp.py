@@ -46,6 +46,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import NamedTuple
 
+from kvrecords.kv.arithmetic import GGML_BLOCKS
 from kvrecords.kv.engines.result import (
     EngineError,
     EngineReport,
@@ -65,12 +66,7 @@ CACHE_TYPES: dict[str, tuple[int, int]] = {
     "f32": (1, 4),
     "f16": (1, 2),
     "bf16": (1, 2),
-    "q8_0": (32, 34),
-    "q4_0": (32, 18),
-    "q4_1": (32, 20),
-    "q5_0": (32, 22),
-    "q5_1": (32, 24),
-    "iq4_nl": (32, 18),
+    **{name: (values, size) for name, (_, values, size) in GGML_BLOCKS.items()},
 }
 CACHE_TYPE_NAMES = tuple(CACHE_TYPES)
 FLASH_ATTN = ("on", "off", "auto")
