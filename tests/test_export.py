@@ -247,6 +247,30 @@ def test_metrics_export_says_the_request_rate_of_each_run(dataset: Path) -> None
     assert ("cold", "3-60") in rates and ("warm", "inf") in rates
 
 
+def test_a_difference_is_exported_in_its_unit(dataset: Path) -> None:
+    path = dataset / "records" / f"{SEED_ID}.yaml"
+    anchor = "    stated_as: 53.2 s cold to 2.3 s warm is 23x on that one prompt\n"
+    difference = (
+        "  - kind: difference\n    metric: hit_rate\n    statistic: single\n"
+        "    from: four-days-mixed\n    to: four-days-reused-documents\n    stated: +30pp\n"
+    )
+    text = path.read_text(encoding="utf-8")
+    assert anchor in text
+    path.write_text(text.replace(anchor, anchor + difference, 1), encoding="utf-8")
+    result = export("--format", "csv", "--metrics", cwd=dataset)
+    assert result.returncode == 0, result.stderr
+    (row,) = [
+        row
+        for row in csv.DictReader(io.StringIO(result.stdout))
+        if row["record_id"] == SEED_ID and row["kind"] == "difference"
+    ]
+    assert (row["unit"], row["value"], row["value_as_written"]) == ("pp", "30", "+30pp")
+    assert (row["run_id"], row["compared_with"]) == (
+        "four-days-reused-documents",
+        "four-days-mixed",
+    )
+
+
 def test_metrics_parquet_keeps_bounds_and_ranges_typed(dataset: Path, tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 

@@ -147,3 +147,64 @@ def test_a_statistic_the_source_does_not_name_is_not_stated_and_still_compared(
     (problem,) = validate(dataset, [path]).problems
     assert problem.code == "KV402"
     assert problem.message == "speedup is 32x; 53,200 / 2,300 = 23.1304x"
+
+
+def with_comparison(dataset: Path, comparison: str) -> list[tuple[str, str]]:
+    """The seed with one more comparison after its speedup; its problems, code and message."""
+    path = dataset / SEED
+    text = path.read_text()
+    anchor = "    stated_as: 53.2 s cold to 2.3 s warm is 23x on that one prompt\n"
+    path.write_text(text.replace(anchor, anchor + comparison, 1))
+    return [(p.code, p.message) for p in validate(dataset, [path]).problems]
+
+
+TTFT_DIFFERENCE = (
+    "  - kind: difference\n    metric: ttft_ms\n    statistic: single\n"
+    "    from: cold\n    to: warm\n    stated: '{stated}'\n"
+)
+HIT_RATE_DIFFERENCE = (
+    "  - kind: difference\n    metric: hit_rate\n    statistic: single\n"
+    "    from: four-days-mixed\n    to: four-days-reused-documents\n    stated: '{stated}'\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("comparison", "stated", "problems"),
+    [
+        # 2,300 - 53,200 = -50,900 ms
+        (TTFT_DIFFERENCE, "-50,900 ms", []),
+        (
+            TTFT_DIFFERENCE,
+            "-50,000 ms",
+            [("KV402", "difference is -50,000 ms; 2,300 - 53,200 = -50,900 ms")],
+        ),
+        (
+            TTFT_DIFFERENCE,
+            "-50.9 s",
+            [("KV402", "difference is -50.9 s; a difference of ttft_ms is written in ms")],
+        ),
+        # hit rates 0.43-0.45 and 0.70-0.90: 0.70 - 0.45 = 0.25 to 0.90 - 0.43 = 0.47, in
+        # percentage points 25 to 47
+        (HIT_RATE_DIFFERENCE, "+25-47pp", []),
+        (HIT_RATE_DIFFERENCE, "+30pp", []),
+        (
+            HIT_RATE_DIFFERENCE,
+            "+10pp",
+            [
+                (
+                    "KV402",
+                    "difference is +10pp; 0.7-0.9 - 0.43-0.45 (x 100 points) = 25 to 47 pp",
+                )
+            ],
+        ),
+        (
+            HIT_RATE_DIFFERENCE,
+            "+30%",
+            [("KV402", "difference is +30%; a difference of hit_rate is written in pp")],
+        ),
+    ],
+)
+def test_a_difference_is_recomputed_in_the_metrics_unit(
+    dataset: Path, comparison: str, stated: str, problems: list[tuple[str, str]]
+) -> None:
+    assert with_comparison(dataset, comparison.format(stated=stated)) == problems

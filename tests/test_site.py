@@ -267,6 +267,12 @@ def test_a_fall_of_all_of_a_rate_is_no_gain() -> None:
     assert gain("change", "ttft_ms", "-100%") is None
 
 
+def test_a_difference_is_not_read_as_a_gain() -> None:
+    """+20 points of hit rate is not 'so many times better': no place on the change chart."""
+    assert gain("difference", "hit_rate", "+20pp") is None
+    assert gain("difference", "ttft_ms", "-120 ms") is None
+
+
 def test_positions_of_contexts_and_figures() -> None:
     assert position(150000) == Position(150000, 150000, 150000)
     assert position({"about": 20000}) == Position(20000, 20000, 20000)

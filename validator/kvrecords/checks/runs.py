@@ -329,10 +329,17 @@ def _comparison(
             return Comparison(index, stated, None, f"stated only: {bounds}")
         ends.append(bounds)
     first, second = ends
-    if first.low <= 0 or second.low <= 0:
-        return Comparison(index, stated, None, "stated only: a value is zero")
     metric = BY_NAME.get(stated["metric"])
     kind = stated["kind"]
+    if kind == "difference":
+        # to - from in the metric's unit; a fraction's difference is in percentage points
+        scale = 100 if metric is not None and metric.fraction else 1
+        value = Bounds((second.low - first.high) * scale, (second.high - first.low) * scale)
+        working = f"{second.show()} - {first.show()}" + (" (x 100 points)" if scale != 1 else "")
+        approximate = first.approximate or second.approximate
+        return Comparison(index, stated, value._replace(approximate=approximate), working)
+    if first.low <= 0 or second.low <= 0:
+        return Comparison(index, stated, None, "stated only: a value is zero")
     if kind == "change":
         value = Bounds(
             (second.low - first.high) / first.high, (second.high - first.low) / first.low
@@ -350,12 +357,16 @@ def _comparison(
 
 class Stated(NamedTuple):
     """A comparison as written: ``23x``, ``~23x``, ``2.35-3.47x``, ``<=4x`` (up to),
-    ``>=2x`` (at least), ``-95.7%``."""
+    ``>=2x`` (at least), ``-95.7%``, and a difference in its unit: ``+20pp``, ``-120 ms``."""
 
     low: Written
     high: Written
     form: str  # "exact", "about", "range", "max" or "min"
-    percent: bool
+    unit: str  # "x", "%", "pp" (percentage points) or the metric's unit
+
+    @property
+    def percent(self) -> bool:
+        return self.unit == "%"
 
     def half_step(self) -> Fraction:
         decimals = max(self.low.decimals, self.high.decimals)
@@ -368,8 +379,8 @@ def stated_comparison(text: str) -> Stated:
     for prefix, name in (("~", "about"), ("<=", "max"), (">=", "min")):
         if text.startswith(prefix):
             form, text = name, text[len(prefix) :]
-    percent = text.endswith("%")
-    body = text[:-1]
+    number_end = max(i for i, character in enumerate(text) if character.isdigit()) + 1
+    body, unit = text[:number_end], text[number_end:].strip()
     sign = "-" if body.startswith("-") else ""
     body = body.lstrip("+-")
     low_text, _, high_text = body.partition("-")
@@ -377,7 +388,7 @@ def stated_comparison(text: str) -> Stated:
         form = "range"
     low = Written(sign + low_text.replace(",", ""))
     high = Written(sign + (high_text or low_text).replace(",", ""))
-    return Stated(low, high, form, percent)
+    return Stated(low, high, form, unit)
 
 
 def check_comparisons(record: RecordContext) -> Iterator[Problem]:
@@ -386,11 +397,20 @@ def check_comparisons(record: RecordContext) -> Iterator[Problem]:
         if comparison.value is None:
             continue
         stated = stated_comparison(comparison.stated["stated"])
+        unit = comparison_unit(comparison.stated["kind"], comparison.stated["metric"])
+        if stated.unit != unit and not (unit == "x" and stated.percent):
+            message = (
+                f"{comparison.stated['kind']} is {comparison.stated['stated']}; a "
+                f"{comparison.stated['kind']} of {comparison.stated['metric']} is written in "
+                f"{unit}"
+            )
+            yield record.problem(SPEEDUP, (*comparison.path, "stated"), message)
+            continue
         scale = 100 if stated.percent else 1
         low, high = comparison.value.low * scale, comparison.value.high * scale
         if _comparison_agrees(stated, low, high, comparison.value.approximate):
             continue
-        suffix = "%" if stated.percent else "x"
+        suffix = unit_suffix("%" if stated.percent else unit)
         decimals = max(stated.low.decimals, 4)
         shown = (
             format_exact(low, decimals)
@@ -402,6 +422,24 @@ def check_comparisons(record: RecordContext) -> Iterator[Problem]:
             f"{comparison.working} = {shown}{suffix}"
         )
         yield record.problem(SPEEDUP, (*comparison.path, "stated"), message)
+
+
+def comparison_unit(kind: str, metric_name: str) -> str:
+    """What a comparison is written in: x for a speedup or ratio (or % for any change), the
+    metric's unit for a difference, pp (percentage points) for a fraction's."""
+    if kind == "change":
+        return "%"
+    if kind != "difference":
+        return "x"
+    metric = BY_NAME.get(metric_name)
+    if metric is None:
+        return "?"
+    return "pp" if metric.fraction else metric.unit
+
+
+def unit_suffix(unit: str) -> str:
+    """``23x``, ``-95.7%``, ``+20 pp``, ``-120 ms``: how a comparison's value is followed."""
+    return unit if unit in ("x", "%") else f" {unit}"
 
 
 def _comparison_agrees(stated: Stated, low: Fraction, high: Fraction, approximate: bool) -> bool:

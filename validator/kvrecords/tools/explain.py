@@ -32,9 +32,11 @@ from kvrecords.checks.registry import record_problems
 from kvrecords.checks.runs import (
     Bounds,
     RunDerivation,
+    comparison_unit,
     comparisons,
     engine_checks,
     run_derivations,
+    unit_suffix,
 )
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import (
@@ -360,8 +362,7 @@ def _runs_section(record: RecordContext) -> list[str]:
             continue
         scale = 100 if stated["kind"] == "change" else 1
         scaled = Bounds(comparison.value.low * scale, comparison.value.high * scale)
-        suffix = "%" if stated["kind"] == "change" else "x"
-        shown = f"{scaled.show()}{suffix}"
+        shown = f"{scaled.show()}{unit_suffix(comparison_unit(stated['kind'], stated['metric']))}"
         lines.append(f"{INDENT}{head}: {comparison.working} = {shown} (stated {stated['stated']})")
     lines.append("Derived from each run's measurements")
     lines += [_run_derivation_line(derivation) for derivation in run_derivations(record)]

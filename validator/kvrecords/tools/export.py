@@ -16,7 +16,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from kvrecords.checks.runs import Stated, stated_comparison
+from kvrecords.checks.runs import Stated, comparison_unit, stated_comparison
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import discover
 from kvrecords.dataset.models import load_model_file
@@ -319,7 +319,7 @@ def _figure_rows(root: Path) -> list[dict[str, Any]]:
             cells.update(
                 kind=comparison["kind"],
                 metric=comparison["metric"],
-                unit="%" if comparison["kind"] == "change" else "x",
+                unit=comparison_unit(comparison["kind"], comparison["metric"]),
                 statistic=comparison["statistic"],
                 value=value,
                 value_as_written=stated,

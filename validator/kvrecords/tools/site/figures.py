@@ -193,7 +193,10 @@ def _times(value: float) -> str:
 
 def gain(kind: str, metric: str, stated: str) -> Position | None:
     """How many times better the treatment is, from the comparison as the source states it;
-    None when it cannot be (a fall of 100 percent or more in a ratio or change)."""
+    None when it cannot be (a difference, or a fall of 100 percent or more in a ratio or
+    change)."""
+    if kind == "difference":
+        return None
     written: Stated = stated_comparison(stated)
     lower_is_better = BY_NAME[metric].lower_is_better if metric in BY_NAME else False
     scale = Fraction(1, 100) if written.percent else Fraction(1)
