@@ -271,6 +271,31 @@ def test_a_difference_is_exported_in_its_unit(dataset: Path) -> None:
     )
 
 
+def test_a_spread_beside_a_value_is_kept_and_exported(dataset: Path) -> None:
+    """'53.2 s +/- 1.5 s (std)': the value stays 53,200; the spread rides beside it."""
+    path = dataset / "records" / f"{SEED_ID}.yaml"
+    text = path.read_text(encoding="utf-8")
+    old = "        value: 53200\n"
+    assert old in text
+    path.write_text(
+        text.replace(old, old + "        spread: {of: std, value: 1500}\n", 1), encoding="utf-8"
+    )
+    result = export("--format", "csv", "--metrics", cwd=dataset)
+    assert result.returncode == 0, result.stderr
+    rows = [r for r in csv.DictReader(io.StringIO(result.stdout)) if r["record_id"] == SEED_ID]
+    assert [(r["run_id"], r["value"], r["spread"]) for r in rows[:2]] == [
+        ("cold", "53200", "1500 std"),
+        ("warm", "2300", ""),
+    ]
+    explained = run_cli("explain", str(path.relative_to(dataset)), cwd=dataset).stdout
+    assert "ttft_ms (single): 53200 \u00b1 1500 (std)" in explained
+    path.write_text(
+        text.replace(old, old + "        spread: {of: sd, value: -1}\n", 1), encoding="utf-8"
+    )
+    invalid = run_cli("validate", str(path.relative_to(dataset)), cwd=dataset)
+    assert invalid.returncode == 1 and invalid.stdout.count("KV101") == 2
+
+
 def test_metrics_parquet_keeps_bounds_and_ranges_typed(dataset: Path, tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 

@@ -351,6 +351,9 @@ def _runs_section(record: RecordContext) -> list[str]:
                 lines.append(f"{INDENT * 2}{key}: {_flow(stated[key])}")
         for metric in stated.get("metrics", []):
             shown_value = _flow(metric["value"])
+            spread = metric.get("spread")
+            if spread is not None:
+                shown_value += f" \u00b1 {_flow(spread['value'])} ({spread['of']})"
             lines.append(f"{INDENT * 2}{metric['name']} ({metric['statistic']}): {shown_value}")
     lines.append("Comparisons" if record.data.get("comparisons") else "Comparisons: none")
     for comparison in comparisons(record):

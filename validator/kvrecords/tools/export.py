@@ -270,6 +270,11 @@ METRIC_COLUMNS = (
     Column("benchmark", "string", "For a quality metric: the benchmark or corpus."),
     Column("baseline_value", "measured", "For a quality metric: the value without the technique."),
     Column(
+        "spread",
+        "string",
+        "The spread the source gives beside the value: its half-width and what it is (12 std).",
+    ),
+    Column(
         "context", "string", "Prompt tokens per request: exact, ~x, a-b or a statistic (median x)."
     ),
     Column(
@@ -314,7 +319,7 @@ def _figure_rows(root: Path) -> list[dict[str, Any]]:
             stated = str(comparison["stated"])
             value = _comparison_value(stated_comparison(stated))
             cells = dict.fromkeys(
-                ("definition", "scope", "benchmark", "baseline_value", "stated_as")
+                ("definition", "scope", "benchmark", "baseline_value", "spread", "stated_as")
             )
             cells.update(
                 kind=comparison["kind"],
@@ -397,8 +402,13 @@ def _metric_cells(metric: dict[str, Any]) -> dict[str, Any]:
         "scope": metric.get("scope"),
         "benchmark": metric.get("benchmark"),
         "baseline_value": metric.get("baseline_value"),
+        "spread": _spread(metric.get("spread")),
         "stated_as": metric.get("stated_as"),
     }
+
+
+def _spread(spread: dict[str, Any] | None) -> str | None:
+    return None if spread is None else f"{_plain(Decimal(str(spread['value'])))} {spread['of']}"
 
 
 def metric_table(root: Path) -> Table:

@@ -170,7 +170,18 @@ def _qualifiers(metric: Mapping[str, Any]) -> str:
         parts.append(f"on {metric['benchmark']}")
     if metric.get("baseline_value") is not None:
         parts.append(f"without the technique {measured(metric['baseline_value'])}")
+    spread = metric.get("spread")
+    if spread is not None:
+        parts.append(f"\u00b1 {measured(spread['value'])} ({SPREAD_WORDS[spread['of']]})")
     return ", ".join(parts)
+
+
+SPREAD_WORDS = {
+    "std": "standard deviation",
+    "stderr": "standard error",
+    "ci95": "95 % confidence interval",
+    "not_stated": "spread not named",
+}
 
 
 def _metric_row(metric: Mapping[str, Any]) -> MetricRow:
