@@ -249,6 +249,25 @@ def test_a_metric_without_what_it_needs_says_what_to_add(
     assert validate(dataset, [dataset / SEED]).problems == []
 
 
+def test_two_readings_of_one_metric_in_a_run_are_told_apart_by_what_they_need(
+    dataset: Path,
+) -> None:
+    """Memory in use at two points of a run: the notes say when, so both stand; the same
+    note twice is one figure given twice."""
+    reading = (
+        "      - name: memory_in_use_bytes\n        statistic: single\n        value: {value}\n"
+        "        note: {note}\n"
+    )
+    first = reading.format(value="10 GiB", note="after the first request")
+    second = reading.format(value="12 GiB", note="after the last request")
+    edit(dataset / SEED, "      - name: hit_rate\n", first + second + "      - name: hit_rate\n")
+    assert validate(dataset, [dataset / SEED]).problems == []
+    edit(dataset / SEED, "after the last request", "after the first request")
+    (problem,) = validate(dataset, [dataset / SEED]).problems
+    assert problem.code == "KV802"
+    assert "memory_in_use_bytes (single) is given twice in run 'warm'" in problem.message
+
+
 _NEED_VALUES = {
     "scope": "pool",
     "benchmark": "GSM8K",

@@ -164,8 +164,15 @@ def check_metrics(record: RecordContext) -> Iterator[Problem]:
         for index, metric in enumerate(run.stated.get("metrics", [])):
             item = Measured(run, index, metric)
             yield from _check_metric(record, item)
+            known = BY_NAME.get(metric["name"])
+            # what tells two figures of one metric apart: a hit rate's definition, a size's
+            # scope, a score's benchmark, the note of a reading taken at a stated point
+            noted = known is not None and known.needs == "note"
             qualifier = str(
-                metric.get("definition") or metric.get("scope") or metric.get("benchmark")
+                metric.get("definition")
+                or metric.get("scope")
+                or metric.get("benchmark")
+                or (metric.get("note") if noted else None)
             )
             key = (metric["name"], metric["statistic"], qualifier)
             if key in given:
