@@ -208,3 +208,24 @@ def test_a_difference_is_recomputed_in_the_metrics_unit(
     dataset: Path, comparison: str, stated: str, problems: list[tuple[str, str]]
 ) -> None:
     assert with_comparison(dataset, comparison.format(stated=stated)) == problems
+
+
+def test_sizes_written_with_a_unit_are_compared_in_bytes(dataset: Path) -> None:
+    """10 GiB cold and 5120 MiB warm: 5,368,709,120 / 10,737,418,240 = 0.5 exactly."""
+    path = dataset / SEED
+    text = path.read_text()
+    for stated_as, size in (("53.2 s cold", "10 GiB"), ("2.3 s warm", "5120 MiB")):
+        line = f"        stated_as: {stated_as}\n"
+        added = f"      - name: kv_memory_bytes\n        statistic: single\n        value: {size}\n"
+        assert line in text
+        text = text.replace(line, line + added, 1)
+    ratio = (
+        "  - kind: ratio\n    metric: kv_memory_bytes\n    statistic: single\n"
+        "    from: cold\n    to: warm\n    stated: '{stated}'\n"
+    )
+    path.write_text(text)
+    assert with_comparison(dataset, ratio.format(stated="0.5x")) == []
+    path.write_text(text)
+    assert with_comparison(dataset, ratio.format(stated="0.6x")) == [
+        ("KV402", "ratio is 0.6x; 5,368,709,120 / 10,737,418,240 = 0.5x")
+    ]

@@ -125,6 +125,10 @@ def value_bounds(record: RecordContext, path: JsonPath) -> Bounds | str:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         number = record.exact(path)
         return Bounds(number, number)
+    quantity = parse_byte_quantity(value) if isinstance(value, str) else None
+    if quantity is not None:  # a size as the source printed it: '4352.00 MiB', in bytes
+        size = Fraction(quantity.number.value) * quantity.unit_bytes
+        return Bounds(size, size)
     return f"{dotted(path)} is not a number"
 
 
