@@ -12,6 +12,7 @@ searched) and where each row the collection names stands; the page shows both.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -106,13 +107,14 @@ class CoverageNotes(NamedTuple):
 
     fewer_than_enough: dict[str, str]  # technique -> why it has fewer records (what was searched)
     named_rows: list[dict[str, Any]]  # row, records (ids), note
+    components: list[str]  # KV stores and connectors to count in the records' engines
 
 
 def read_notes(root: Path) -> CoverageNotes:
     """The notes file, or none; ``ValueError`` naming the file when it is not readable."""
     path = root / NOTES
     if not path.is_file():
-        return CoverageNotes({}, [])
+        return CoverageNotes({}, [], [])
     document = parse_document(path.read_bytes(), NOTES)
     if not isinstance(document, Document):
         problem = document[0]
@@ -126,7 +128,10 @@ def read_notes(root: Path) -> CoverageNotes:
         isinstance(row, dict) and isinstance(row.get("row"), str) for row in rows
     ):
         raise ValueError(f"{NOTES}: each of named_rows has a row (text), records and a note")
-    return CoverageNotes(reasons, rows)
+    components = data.get("components") or []
+    if not isinstance(components, list) or not all(isinstance(c, str) for c in components):
+        raise ValueError(f"{NOTES}: components is a list of names (text)")
+    return CoverageNotes(reasons, rows, components)
 
 
 def _short_of_enough(
@@ -148,6 +153,33 @@ def _named_rows(notes: CoverageNotes, record_ids: set[str]) -> list[str]:
         where = ", ".join(f"`{r}`" for r in held) if held else "no record yet"
         note = " ".join(str(row.get("note") or "").split())
         lines.append(f"- {row['row']}: {where}." + (f" {note}" if note else ""))
+    return [*lines, ""]
+
+
+def _components(notes: CoverageNotes, records: Sequence[dict[str, Any]]) -> list[str]:
+    """How many records name each KV store or connector in an engine (its name or components)."""
+    if not notes.components:
+        return []
+    named: dict[str, set[str]] = {name: set() for name in notes.components}
+    for data in records:
+        engines = [data["methodology"]["engine"]]
+        engines += [run.stated["engine"] for run in runs(data) if "engine" in run.stated]
+        text = " ".join(
+            " ".join([engine["name"], *engine.get("components", [])]) for engine in engines
+        ).lower()
+        for name in named:
+            if re.search(rf"(?<![a-z0-9]){re.escape(name.lower())}(?![a-z0-9])", text):
+                named[name].add(data["id"])
+    lines = [
+        "## KV stores and connectors",
+        "",
+        "Records whose engine (its name or components) names each; the list is in "
+        "`docs/coverage-notes.yaml`.",
+        "",
+        "| component | records |",
+        "|---|---:|",
+    ]
+    lines += [f"| {name} | {len(ids) or 'none yet'} |" for name, ids in named.items()]
     return [*lines, ""]
 
 
@@ -178,6 +210,7 @@ def coverage_markdown(
         "",
         *_table(techniques, uses, "engine", "engine"),
         *_table(techniques, uses, "hardware_class", "hardware class"),
+        *_components(notes, records),
         *_short_of_enough(techniques, uses, notes),
         *_named_rows(notes, {use.record_id for use in uses}),
     ]
