@@ -87,7 +87,7 @@ def test_coverage_counts_each_record_once_per_technique_and_engine(empty_dataset
     (folder / "vllm-qwen38-27b-apc-150k-rtx5090.yaml").write_text(seed)
     # the same measurements said to come from SGLang: a second record, on another engine
     copy = seed.replace("vllm-qwen38-27b-apc-150k-rtx5090", "sglang-copy").replace(
-        "    name: vllm\n", "    name: sglang\n"
+        "    name: vllm\n", "    name: sglang\n    components: [SGLang HiCache with Mooncake]\n"
     )
     (folder / "sglang-copy.yaml").write_text(copy)
     (empty_dataset / "docs").mkdir()
@@ -96,6 +96,7 @@ def test_coverage_counts_each_record_once_per_technique_and_engine(empty_dataset
         "named_rows:\n  - row: An APC sweep on an A100\n    records: []\n"
         "    note: No public source gives one.\n"
         "  - row: The seed\n    records: [kv-efficiency/sglang-copy]\n"
+        "components: [HiCache, Mooncake, LMCache, Cache]\n"
     )
     page = coverage_markdown(empty_dataset)
     engines, hardware = page.split("## Technique x hardware class")
@@ -111,6 +112,10 @@ def test_coverage_counts_each_record_once_per_technique_and_engine(empty_dataset
     assert "- **prefix_caching** (2): no reason recorded yet" in page
     assert "- An APC sweep on an A100: no record yet. No public source gives one." in page
     assert "- The seed: `kv-efficiency/sglang-copy`." in page
+    # a component is a whole word of an engine's name or components: 'Cache' is not 'HiCache'
+    for row in ("| HiCache | 1 |", "| Mooncake | 1 |", "| LMCache | none yet |"):
+        assert row in page
+    assert "| Cache | none yet |" in page
     assert (
         "Techniques with no record yet: radix_reuse, cache_aware_routing, kv_quantization, mla,"
         in page
@@ -119,7 +124,12 @@ def test_coverage_counts_each_record_once_per_technique_and_engine(empty_dataset
 
 @pytest.mark.parametrize(
     "notes",
-    ["fewer_than_three: [\n", "fewer_than_three: [mla]\n", "named_rows:\n  - records: []\n"],
+    [
+        "fewer_than_three: [\n",
+        "fewer_than_three: [mla]\n",
+        "named_rows:\n  - records: []\n",
+        "components: LMCache\n",
+    ],
 )
 def test_unreadable_coverage_notes_are_an_error_naming_the_file(dataset: Path, notes: str) -> None:
     root = with_docs(dataset)
