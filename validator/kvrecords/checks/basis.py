@@ -86,7 +86,8 @@ CONTEXT_LIMIT = Rule(
     "A context the model cannot hold is a typo (an extra zero) or a different model; its KV "
     "arithmetic would describe a cache no engine builds. An engine accounting's context is the "
     "engine's whole cache, which holds several sequences (llama.cpp's -c with --parallel, a "
-    "vLLM pool) and may exceed one sequence's maximum; KV804 holds it to the printed size.",
+    "vLLM pool) and may exceed one sequence's maximum; the engine-figure check holds it to the "
+    "printed size.",
     "context_tokens: 131072   (gpt-oss-20b, max_context_tokens: 131072)",
     "context_tokens: 1310720\n# KV306 context_tokens is 1,310,720; models/gpt-oss-20b holds at most "
     "131,072 tokens (max_context_tokens)",
