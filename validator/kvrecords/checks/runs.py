@@ -342,16 +342,14 @@ def _comparison(
     first, second = ends
     metric = BY_NAME.get(stated["metric"])
     kind = stated["kind"]
+    if kind != "difference" and (first.low <= 0 or second.low <= 0):
+        return Comparison(index, stated, None, "stated only: a value is zero")
     if kind == "difference":
         # to - from in the metric's unit; a fraction's difference is in percentage points
         scale = 100 if metric is not None and metric.fraction else 1
         value = Bounds((second.low - first.high) * scale, (second.high - first.low) * scale)
         working = f"{second.show()} - {first.show()}" + (" (x 100 points)" if scale != 1 else "")
-        approximate = first.approximate or second.approximate
-        return Comparison(index, stated, value._replace(approximate=approximate), working)
-    if first.low <= 0 or second.low <= 0:
-        return Comparison(index, stated, None, "stated only: a value is zero")
-    if kind == "change":
+    elif kind == "change":
         value = Bounds(
             (second.low - first.high) / first.high, (second.high - first.low) / first.low
         )

@@ -250,11 +250,12 @@ def group_cost(
     token = group.token_elements()
     layers = group.layers
     tokens_held = context_tokens if group.window is None else min(context_tokens, group.window)
-    per_token = None if token is None else layers * dtype.bytes_for(token)
     if dtype.mla_layout and token is not None and token.elements:
         # a layout of MLA latents: its bytes for an MLA layer, unknown for any other cache
         one = mla_fp8_bytes(group) if isinstance(group, MultiHeadLatent) else None
         per_token = None if one is None else layers * one
+    else:
+        per_token = None if token is None else layers * dtype.bytes_for(token)
     state = group.state_elements()
     state_bytes = None if state is None else layers * state * Fraction(state_dtype.value_bits, 8)
     return GroupCost(

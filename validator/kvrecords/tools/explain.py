@@ -50,7 +50,6 @@ from kvrecords.dataset.layout import (
 from kvrecords.dataset.records import bases, basis_report, runs
 from kvrecords.dataset.schemas import schema_problems
 from kvrecords.kv.arithmetic import KvReport
-from kvrecords.kv.geometry import Model
 from kvrecords.kv.hardware import Hardware
 from kvrecords.kv.units import (
     format_binary,
@@ -87,21 +86,21 @@ def explain_record(root: Path, record_path: Path) -> str:
 
 def model_lookup(root: Path) -> ModelLookup:
     """The geometry of a model a run or a draft names, read once, when its file is sound."""
-    from kvrecords.checks.models import check_model_file
+    from kvrecords.checks.models import ModelState, check_model_file
+    from kvrecords.runner.validate import sound_model
 
-    read: dict[str, Model | None] = {}
+    states: dict[str, ModelState | None] = {}
 
-    def lookup(model_id: str) -> Model | None:
-        if model_id not in read:
-            read[model_id] = None
-            if ID_PATTERN.fullmatch(model_id) and model_file(root, model_id).is_file():
-                display = f"{MODELS_DIR}/{model_id}.yaml"
-                state = check_model_file(root, DatasetFile("model", display, root))
-                if not any(p.severity == "error" for p in state.problems):
-                    read[model_id] = state.model
-        return read[model_id]
+    def state_of(model_id: str) -> ModelState | None:
+        if model_id not in states:
+            display = f"{MODELS_DIR}/{model_id}.yaml"
+            found = model_file(root, model_id).is_file()
+            states[model_id] = (
+                check_model_file(root, DatasetFile("model", display, root)) if found else None
+            )
+        return states[model_id]
 
-    return lookup
+    return lambda model_id: sound_model(state_of, model_id)
 
 
 def explain_lines(
