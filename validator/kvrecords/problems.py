@@ -41,13 +41,18 @@ class Rule(NamedTuple):
         return Problem(path, line, column, self.code, message, severity)
 
 
+def closest(name: str, known: Iterable[str], n: int = 3) -> list[str]:
+    """The known names closest to a misspelt one, best first (none when nothing is close)."""
+    import difflib  # only when a name is wrong
+
+    return difflib.get_close_matches(name[:100], sorted(known), n=n)
+
+
 def did_you_mean(name: str, known: Iterable[str] | Mapping[str, str]) -> str:
     """``; did you mean rtx-5090, rtx-4090?``: the known names closest to a misspelt one, or ''.
 
     ``known`` may map each name to the form to show it in (a record's slug to its path).
     """
-    import difflib  # only when a name is wrong
-
     shown = known if isinstance(known, Mapping) else {name: name for name in known}
-    close = difflib.get_close_matches(name[:100], sorted(shown), n=3)
+    close = closest(name, shown)
     return f"; did you mean {', '.join(shown[c] for c in close)}?" if close else ""

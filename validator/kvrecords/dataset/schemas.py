@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from kvrecords.dataset.document import Document, JsonPath, dotted
 from kvrecords.kv.arithmetic import dtype_spelling
 from kvrecords.kv.units import BYTE_UNITS, parse_number
-from kvrecords.problems import Problem, Rule
+from kvrecords.problems import Problem, Rule, closest
 
 SCHEMA = Rule(
     "KV101",
@@ -279,8 +279,6 @@ def _explained(document: Document, path: JsonPath, error: Any) -> str:
 def _dtype_name(instance: str, pattern: str) -> str:
     """For a KV dtype the schema does not name: the schema's name for it, or the nearest, and
     every name the pattern lists. '' when the pattern is not the KV dtype's."""
-    import difflib
-
     if not (re.search(pattern, "bf16") and re.search(pattern, "q8_0")):
         return ""
     names = list(dict.fromkeys(re.findall(r"(?<=[(|])([a-z][a-z0-9_]*)(?=[|)])", pattern)))
@@ -293,7 +291,7 @@ def _dtype_name(instance: str, pattern: str) -> str:
     spelled = dtype_spelling(instance)
     if re.search(pattern, spelled):
         return f"{instance!r} is written {spelled} here"
-    close = difflib.get_close_matches(spelled, names, n=2)
+    close = closest(spelled, names, n=2)
     nearest = f" (did you mean {' or '.join(close)}?)" if close else ""
     return f"{instance!r} is not a KV dtype{nearest}; {listed}"
 
@@ -334,15 +332,13 @@ ENUM_SPELLINGS = {
 
 def _enum_value(instance: str, values: list[Any]) -> str:
     """``write eagle3`` for ``EAGLE-3``, ``did you mean ...`` for a near miss, or ''."""
-    import difflib
-
     names = [v for v in values if isinstance(v, str)]
     key = re.sub(r"[^a-z0-9]", "", instance.lower())
     keys = {re.sub(r"[^a-z0-9]", "", name.lower()): name for name in names}
     spelled = keys.get(key) or ENUM_SPELLINGS.get(key) or dtype_spelling(instance)
     if spelled in names:
         return f"write {spelled}"
-    close = difflib.get_close_matches(key, list(keys), n=2)
+    close = closest(key, keys, n=2)
     return f"did you mean {' or '.join(keys[c] for c in close)}?" if close else ""
 
 

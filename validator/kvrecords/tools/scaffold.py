@@ -12,7 +12,6 @@ canonical format (``format_text`` leaves it unchanged).
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Iterator
 from decimal import Decimal
@@ -45,7 +44,7 @@ from kvrecords.kv.arithmetic import (
 from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent
 from kvrecords.kv.units import format_binary, format_in_unit
 from kvrecords.kv.weights import weight_format
-from kvrecords.problems import did_you_mean
+from kvrecords.problems import closest, did_you_mean
 from kvrecords.tools.fmt import format_data, load_schema
 from kvrecords.tools.issue_form import (
     DECODE_RATE_SCOPES,
@@ -433,7 +432,7 @@ def _no_file(root: Path, folder: str, answer: str, keys: tuple[str, ...]) -> str
     best = max(scores.values(), default=0)
     close = sorted(file_id for file_id, score in scores.items() if score == best and best)[:3]
     if not close:
-        close = difflib.get_close_matches(_key(answer), list(scores), n=3)
+        close = closest(_key(answer), scores)
     hint = f" (close: {', '.join(close)})" if close else ""
     return f"no single file in {folder}/ is named so{hint}"
 
