@@ -206,6 +206,15 @@ def test_counterfactual_needs_attention_layers() -> None:
         kv_report(model("deepseek-v3"), BF16, 1, "all_layers_as_full_attention")
 
 
+def test_counterfactual_needs_one_attention_shape() -> None:
+    # gemma-4-e2b: 3 global layers of 1 x (512 + 512), 12 local of 1 x (256 + 256); pricing all
+    # 35 layers at the global shape (35 x 1,024 x 2 = 71,680 B/token) would overstate the saving
+    with pytest.raises(ValueError, match=r"2 shapes \(1 kv heads x \(512 \+ 512\); 1 kv heads"):
+        kv_report(model("gemma-4-e2b"), BF16, 1, "all_layers_as_full_attention")
+    cache = kv_report(model("gemma-4-e2b"), BF16, 1, "cache")
+    assert cache.bytes_per_token == 3 * 1024 * 2 + 12 * 512 * 2  # 18,432
+
+
 def test_full_attention_basis_leaves_out_windows() -> None:
     # gemma-2-9b: only the 21 global layers: 21 x 8 x 512 x 2 = 172,032
     assert kv_report(model("gemma-2-9b"), BF16, 1, "full_attention").bytes_per_token == 172_032

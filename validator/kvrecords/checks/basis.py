@@ -63,8 +63,8 @@ BASIS_APPLIES = Rule(
     "KV304",
     "basis-applies",
     "The basis applies to the model: the dtype is known and the model has the layers the basis counts.",
-    "all_layers_as_full_attention needs an attention geometry to extend; an MLA-only model "
-    "has none.",
+    "all_layers_as_full_attention needs one attention geometry to extend; an MLA-only model "
+    "has none, and a model whose attention layers differ in shape (Gemma 4) has no one.",
     "layers_counted: cache",
     "layers_counted: all_layers_as_full_attention   (model: deepseek-v3)\n# KV304 model deepseek-v3 has no attention layers to extend",
 )

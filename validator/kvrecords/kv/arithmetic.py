@@ -165,7 +165,7 @@ LAYER_BASIS_MEANING = {
     "full_attention": "only the full-attention layers (no window, no MLA, no state)",
     "all_layers_as_full_attention": (
         "counterfactual: every layer of the model as full attention with the model's "
-        "full-attention geometry, no window"
+        "one attention geometry, no window (not defined when its attention layers differ in shape)"
     ),
 }
 
@@ -223,12 +223,22 @@ def _total(values: object) -> Fraction | None:
 
 
 def full_attention_geometry(model: Model) -> Attention:
-    """The model's full-attention layer shape (a window layer's, without the window, if none)."""
+    """The model's full-attention layer shape (a window layer's, without the window, if none).
+
+    Refused when the attention layers have more than one shape (Gemma 4's 512-dim global and
+    256-dim local heads): one shape for every layer would price the other layers at a size
+    they never have, and overstate what the technique saves."""
     attention = [g for g in model.leaf_groups() if isinstance(g, Attention)]
     if not attention:
         raise ValueError(f"model {model.id} has no attention layers to extend to every layer")
-    full = [g for g in attention if g.window is None]
-    template = (full or attention)[0]
+    shapes = dict.fromkeys(g.token_formula() for g in attention)
+    if len(shapes) > 1:
+        raise ValueError(
+            f"model {model.id}'s attention layers have {len(shapes)} shapes "
+            f"({'; '.join(shapes)}): no one shape stands for every layer, so "
+            "all_layers_as_full_attention is not defined for it"
+        )
+    template = attention[0]
     return Attention(model.num_layers, template.kv_heads, template.head_dim, template.v_head_dim)
 
 
