@@ -16,10 +16,13 @@ import pytest
 from conftest import REPO, run_cli
 from kvrecords.dataset.models import load_model_file
 from kvrecords.kv.engines import (
+    CACHES,
     ENGINES,
     EngineError,
+    NoSuchCache,
     NotCovered,
     UnknownValue,
+    bytes_of,
     engine_report,
     llamacpp,
     sglang,
@@ -262,6 +265,75 @@ def test_llamacpp_recurrent_state_in_f32() -> None:
         3_538_944,
         75_497_472,
     ]
+
+
+# --- one printed cache (engine_accounting.cache) --------------------------------------------
+
+
+def test_llamacpp_prints_each_cache_apart_gemma_4_e4b_issue_21730() -> None:
+    # https://github.com/ggml-org/llama.cpp/issues/21730 (build b8801, default 131,072 cells,
+    # -np 1): "llama_kv_cache: size = 2048.00 MiB (131072 cells,   4 layers,  1/1 seqs)" and
+    # "creating     SWA KV cache, size = 1024 cells". By hand: the full-attention cache is 4
+    # layers x 131,072 cells x 2 kv heads x (512 + 512) x 2 B = 2,147,483,648 B = 2048.00 MiB;
+    # the window cache PAD(min(131072, 512 + 512), 256) = 1,024 cells x 20 layers x 2 kv heads x
+    # (256 + 256) x 2 B = 41,943,040 B = 40.00 MiB (its size line is not in the issue).
+    report = engine_report(model("gemma-4-e4b"), "llamacpp", 131072, parallel=1)
+    assert report.caches == ("total", "full_attention", "sliding_window")
+    full = bytes_of(report.cache_parts("full_attention"))
+    window = bytes_of(report.cache_parts("sliding_window"))
+    assert full == 2_147_483_648
+    assert window == 41_943_040
+    assert mib_as_printed(2_147_483_648) == "2048.00"
+    assert report.engine_kv_bytes == 2_147_483_648 + 41_943_040
+    assert report.cache_parts("total") == report.parts
+    assert printed_sizes(report.printed[0]) == ("2048.00", "1024.00", "1024.00")
+    assert "  1024 cells,  20 layers" in report.printed[1]
+
+
+def test_llamacpp_full_attention_cache_gemma_3n_e4b_issue_14604() -> None:
+    # https://github.com/ggml-org/llama.cpp/issues/14604 (-c 32768): "llama_kv_cache_unified:
+    # size =  256,00 MiB ( 32768 cells,   4 lay". By hand: 4 layers x 32,768 cells x 2 kv heads
+    # x (256 + 256) x 2 B = 268,435,456 B = 256.00 MiB, in every version with a window cache.
+    for version in ("2025-05-swa", "2025-07-streams", "latest"):
+        report = engine_report(model("gemma-3n-e4b"), "llamacpp", 32768, version, flash_attn="off")
+        assert bytes_of(report.cache_parts("full_attention")) == 268_435_456
+
+
+def test_llamacpp_recurrent_state_is_a_cache_of_its_own() -> None:
+    # qwen3-next-80b-a3b: llama_memory_recurrent prints its own size line; R + S as in
+    # test_llamacpp_recurrent_state_in_f32: 3,538,944 + 75,497,472 B.
+    report = engine_report(model("qwen3-next-80b-a3b"), "llamacpp", 32768)
+    assert report.caches == ("total", "full_attention", "recurrent_state")
+    assert bytes_of(report.cache_parts("recurrent_state")) == 3_538_944 + 75_497_472
+    assert bytes_of(report.cache_parts("full_attention")) == 2 * 402_653_184
+
+
+def test_a_cache_the_engine_does_not_build_is_refused() -> None:
+    dense = engine_report(model("qwen3-8b"), "llamacpp", 2560)
+    assert dense.caches == ("total", "full_attention")
+    with pytest.raises(NoSuchCache, match="prints no sliding_window cache size"):
+        dense.cache_parts("sliding_window")
+    # before PR #13194 window layers sit in the one cache, at full size
+    old = engine_report(
+        model("gemma-3-27b"), "llamacpp", 32768, "2024-05-pad-by-fa", flash_attn="on"
+    )
+    assert old.caches == ("total", "full_attention")
+    assert bytes_of(old.cache_parts("full_attention")) == old.engine_kv_bytes
+    with pytest.raises(NoSuchCache):
+        old.cache_parts("sliding_window")
+    # vLLM and SGLang print one figure for the whole allocation
+    pages = engine_report(model("gemma-3-27b"), "vllm", 32768)
+    assert pages.caches == ("total",)
+    with pytest.raises(NoSuchCache, match="the sizes it prints: total"):
+        pages.cache_parts("sliding_window")
+    with pytest.raises(UnknownValue, match="allowed: total, full_attention"):
+        pages.cache_parts("swa")
+
+
+def test_the_schema_names_the_caches_the_engine_models_do() -> None:
+    schema = json.loads((REPO / "schema" / "record.schema.json").read_text(encoding="utf-8"))
+    accounting = schema["$defs"]["metric"]["properties"]["engine_accounting"]
+    assert tuple(accounting["properties"]["cache"]["enum"]) == CACHES
 
 
 # --- vLLM ----------------------------------------------------------------------------------

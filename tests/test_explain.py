@@ -78,3 +78,13 @@ def test_runs_that_name_another_model_are_checked_with_that_model() -> None:
         if "\n    model: " in text:
             named_elsewhere += 1
     assert named_elsewhere >= 1
+
+
+def test_an_engine_line_for_one_cache_shows_that_cache_recomputed() -> None:
+    text = explain_record(REPO, RECORDS / "llamacpp-gemma4-e4b-shared-kv-layers-4x3090-128k.yaml")
+    engine = text.split("\nWhat the engine printed, against the engine model\n")[1]
+    first = engine.splitlines()[0]
+    assert first.startswith("  main: kv_bytes_reported 2048.00 MiB: llamacpp (")
+    assert "allocates for its full_attention cache: K cache, 4 full-attention layers" in first
+    assert "sliding-window" not in first
+    assert first.endswith(" = 2,147,483,648 B")

@@ -78,11 +78,14 @@ ENGINE_REPORTED = Rule(
     "KV804",
     "engine-reported",
     "A kv_bytes_reported metric with engine_accounting equals what the engine model computes "
-    "for the run's engine, version, model and those settings (`kvrecords kv --engine`), at the "
-    "precision written; an engine, version or model the engine model does not cover warns.",
+    "for the run's engine, version, model and those settings (`kvrecords kv --engine`), for the "
+    "printed cache engine_accounting.cache names (the whole allocation by default), at the "
+    "precision written; a cache the engine does not build for the model is an error; an "
+    "engine, version or model the engine model does not cover warns.",
     "An engine's printed size is evidence a reader can reproduce; it differs from the logical "
     "bytes by padding, blocks and scales, so it is checked against the engine's own accounting, "
-    "not against kv_at_context.",
+    "not against kv_at_context. llama.cpp prints each of its caches on a line of its own, so a "
+    "quoted line is checked against the cache it sizes.",
     "metrics:\n  - name: kv_bytes_reported\n    value: 1088.00 MiB\n    engine_accounting:\n"
     "      context_tokens: 8192\n      options: {cache_type_k: q8_0, cache_type_v: q8_0}",
     "value: 1024.00 MiB\n# KV804 kv_bytes_reported is 1024.00 MiB; llamacpp (latest) allocates "
@@ -598,12 +601,14 @@ def check_run_derivations(record: RecordContext) -> Iterator[Problem]:
 
 class EngineCheck(NamedTuple):
     """A kv_bytes_reported metric against the engine model: the bytes each candidate accounting
-    gives (one per version the record allows), or why none was computed."""
+    gives for the printed cache the metric names (one per version the record allows), or why
+    none was computed."""
 
     item: Measured
     candidates: tuple[tuple[int, str], ...]  # (bytes, working) per accounting tried
     why_not: str = ""  # why no accounting was computed
     version_assumed: bool = False  # no version stated or mapped: the latest accounting only
+    no_such_cache: bool = False  # why_not: no accounting builds the cache named, an error
 
 
 def engine_checks(record: RecordContext) -> list[EngineCheck]:
@@ -639,7 +644,7 @@ def _engine_check(
     llama.cpp every era (builds are not mapped to eras, so the reading most favourable to the
     record), for the others the engine's stated release, or the latest accounting when none is
     stated."""
-    from kvrecords.kv.engines import EngineError, engine_report
+    from kvrecords.kv.engines import TOTAL, EngineError, NoSuchCache, bytes_of, engine_report
     from kvrecords.kv.engines.llamacpp import ERAS
 
     versions: list[str] = [accounting["version"]] if "version" in accounting else []
@@ -648,8 +653,10 @@ def _engine_check(
         versions = list(ERAS)
     elif not versions:
         versions, assumed = ([stated_version], False) if stated_version else (["latest"], True)
+    cache = accounting.get("cache", TOTAL)
     candidates = []
     errors = []
+    without_cache = []
     for version in versions:
         try:
             report = engine_report(
@@ -659,16 +666,29 @@ def _engine_check(
                 version,
                 **accounting.get("options", {}),
             )
+            parts = report.cache_parts(cache)
+        except NoSuchCache as error:
+            without_cache.append(str(error))
+            continue
         except (EngineError, TypeError) as error:
             errors.append(f"{name} {version}: {error}")
             continue
-        if report.engine_kv_bytes is not None:
-            parts = "; ".join(f"{part.name}: {part.how}" for part in report.parts)
+        engine_bytes = bytes_of(parts)
+        if engine_bytes is not None:
+            working = "; ".join(f"{part.name}: {part.how}" for part in parts)
+            which = "" if cache == TOTAL else f" for its {cache} cache:"
             candidates.append(
-                (report.engine_kv_bytes, f"{name} ({report.version}) allocates {parts}")
+                (engine_bytes, f"{name} ({report.version}) allocates{which} {working}")
             )
     if candidates:
         return EngineCheck(item, tuple(candidates), version_assumed=assumed)
+    if without_cache:  # the newest accounting says which caches there are
+        others = (
+            f" (nor does any other of the {len(without_cache)} accountings tried)"
+            if len(without_cache) > 1
+            else ""
+        )
+        return EngineCheck(item, (), f"{without_cache[-1]}{others}", no_such_cache=True)
     return EngineCheck(item, (), "; ".join(errors) or f"{record.model_display} lacks a dimension")
 
 
@@ -676,6 +696,12 @@ def check_engine_reported(record: RecordContext) -> Iterator[Problem]:
     """KV804: each engine-reported KV size with its accounting agrees with the engine model."""
     for check in engine_checks(record):
         path = check.item.value_path
+        if check.no_such_cache:
+            cache_path = (*check.item.path, "engine_accounting", "cache")
+            cache = check.item.stated["engine_accounting"]["cache"]
+            message = f"engine_accounting.cache is {cache}; {check.why_not}"
+            yield record.problem(ENGINE_REPORTED, cache_path, message)
+            continue
         if not check.candidates:
             message = f"kv_bytes_reported not checked: {check.why_not}"
             yield record.problem(ENGINE_REPORTED, path, message)._replace(severity="warning")

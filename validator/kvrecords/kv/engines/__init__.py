@@ -9,20 +9,25 @@ One entry point for callers (the ``kv`` command now, record checks later)::
 
     engine_report(model, "llamacpp", 32768, version="latest", cache_type_k="q8_0")
 
-returns an ``EngineReport`` (parts, total, the engine's printed lines, notes) or raises
-``EngineError`` (``UnknownValue`` for a value outside the engine's set, ``NotCovered`` for a
-model, option or version the engine model does not cover).
+returns an ``EngineReport`` (parts, total, the engine's printed lines, notes; ``cache_parts``
+for one of the caches it prints a size for) or raises ``EngineError`` (``UnknownValue`` for a
+value outside the engine's set, ``NotCovered`` for a model, option or version the engine model
+does not cover, ``NoSuchCache`` for a printed cache the engine does not build).
 """
 
 from __future__ import annotations
 
 from kvrecords.kv.engines import llamacpp, sglang, vllm
 from kvrecords.kv.engines.result import (
+    CACHES,
+    TOTAL,
     EngineError,
     EngineReport,
+    NoSuchCache,
     NotCovered,
     Part,
     UnknownValue,
+    bytes_of,
 )
 from kvrecords.kv.geometry import Model
 
@@ -34,12 +39,16 @@ _OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 __all__ = [
+    "CACHES",
     "ENGINES",
+    "TOTAL",
     "EngineError",
     "EngineReport",
+    "NoSuchCache",
     "NotCovered",
     "Part",
     "UnknownValue",
+    "bytes_of",
     "engine_report",
     "option_names",
 ]

@@ -163,6 +163,7 @@ class LlamaCppOptions(NamedTuple):
 class _Cache(NamedTuple):
     """One llama_kv_cache: its cells, streams and layer groups."""
 
+    name: str  # as engine_accounting.cache names it
     label: str
     cells: int
     streams: int
@@ -336,7 +337,8 @@ def _caches(
     if not windowed or era.swa_cache == "none":
         if windowed:
             notes.append("window layers are cached at full size in this version")
-        return [_Cache("attention", cells.per_stream, cells.streams, (*full_groups, *windowed))]
+        every_layer = (*full_groups, *windowed)
+        return [_Cache("full_attention", "attention", cells.per_stream, cells.streams, every_layer)]
     if options.swa_full:
         window_cells = cells.per_stream
         notes.append("--swa-full: the window layers keep all cells, as full attention does")
@@ -357,8 +359,8 @@ def _caches(
             f" ({_swa_rule(era)}); logically they hold min(context, {window:,}) tokens"
         )
     return [
-        _Cache("full-attention", cells.per_stream, cells.streams, full_groups),
-        _Cache("sliding-window", window_cells, cells.streams, windowed),
+        _Cache("full_attention", "full-attention", cells.per_stream, cells.streams, full_groups),
+        _Cache("sliding_window", "sliding-window", window_cells, cells.streams, windowed),
     ]
 
 
@@ -378,6 +380,7 @@ def _state_parts(states: tuple[LeafGroup, ...], parallel: int, notes: list[str])
                     total,
                     f"{group.layers} layers x {state_cells} cell(s) x {_q(elements)} values x 4 B"
                     " (f32)",
+                    "recurrent_state",
                 )
             )
     notes.append(
@@ -465,6 +468,7 @@ def _cache_parts(
                 k_bytes,
                 f"{group.layers} layers x {per_layer} x {row.k_shape} values"
                 f" x {_type_formula(type_k)}",
+                cache.name,
             )
         )
         v_bytes: int | None = 0
@@ -480,6 +484,7 @@ def _cache_parts(
                     v_bytes,
                     f"{group.layers} layers x {per_layer} x {v_shape} values"
                     f" x {_type_formula(type_v)}",
+                    cache.name,
                 )
             )
         k_total = None if k_total is None or k_bytes is None else k_total + k_bytes

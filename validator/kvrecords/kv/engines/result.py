@@ -4,7 +4,10 @@ An engine model answers one question: given a model's geometry, an engine, its v
 options and a context, how many bytes does the engine allocate for the cache, part by part?
 The answer is an ``EngineReport``: named parts (bytes and the arithmetic behind them), their
 total, the log lines the engine would print for them where the engine prints such lines, and
-notes on how the allocation differs from the logical figure of ``kv.arithmetic``.
+notes on how the allocation differs from the logical figure of ``kv.arithmetic``. Where an
+engine prints a size for each of several caches (llama.cpp: the full-attention cache, the
+sliding-window cache, the recurrent state), each part names the cache it belongs to, so a
+printed line can be checked against that cache alone.
 
 Everything is integer arithmetic: engines allocate whole bytes. A part the model file cannot
 size (a dimension it lists as unknown) has ``bytes is None`` and so does the total.
@@ -42,12 +45,24 @@ class NotCovered(EngineError):
     """The engine model does not cover this model, option or version (never a guess)."""
 
 
+class NoSuchCache(EngineError):
+    """The engine builds no such cache for this model, options and version."""
+
+
+# The caches an engine prints a size for, as engine_accounting.cache names them: the whole
+# allocation, and llama.cpp's separate memories (its non-SWA llama_kv_cache, which holds every
+# attention layer when there is no separate window cache; the SWA cache; llama_memory_recurrent).
+TOTAL = "total"
+CACHES = (TOTAL, "full_attention", "sliding_window", "recurrent_state")
+
+
 class Part(NamedTuple):
     """One allocation: a cache tensor set, a state, a padding, an indexer."""
 
     name: str
     bytes: int | None
     how: str
+    cache: str = ""  # the printed cache it belongs to (one of CACHES); "" when only the total is
 
 
 class EngineReport(NamedTuple):
@@ -66,12 +81,32 @@ class EngineReport(NamedTuple):
     @property
     def engine_kv_bytes(self) -> int | None:
         """Every byte the engine allocates for the cache and state at this context."""
-        total = 0
-        for part in self.parts:
-            if part.bytes is None:
-                return None
-            total += part.bytes
-        return total
+        return bytes_of(self.parts)
+
+    @property
+    def caches(self) -> tuple[str, ...]:
+        """The caches the engine prints a size for, the total first."""
+        return (TOTAL, *dict.fromkeys(part.cache for part in self.parts if part.cache))
+
+    def cache_parts(self, cache: str) -> tuple[Part, ...]:
+        """The parts of one printed cache (every part for the total)."""
+        check_choice("cache", cache, CACHES)
+        if cache not in self.caches:
+            raise NoSuchCache(
+                f"{self.engine} ({self.version}) prints no {cache} cache size for this model;"
+                f" the sizes it prints: {', '.join(self.caches)}"
+            )
+        return tuple(part for part in self.parts if cache in (TOTAL, part.cache))
+
+
+def bytes_of(parts: tuple[Part, ...]) -> int | None:
+    """The parts' bytes together; None when one is unknown."""
+    total = 0
+    for part in parts:
+        if part.bytes is None:
+            return None
+        total += part.bytes
+    return total
 
 
 def check_choice(option: str, value: str, allowed: tuple[str, ...]) -> str:
