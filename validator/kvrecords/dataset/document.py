@@ -341,6 +341,15 @@ class _Builder:
     """Turns the event stream into plain data, recording positions as it goes."""
 
     def __init__(self) -> None:
+        from yaml import events  # loaded already: the stream comes from PyYAML's parser
+
+        # event classes compared by identity: the build visits every node of every file
+        self.scalar = events.ScalarEvent
+        self.sequence_start = events.SequenceStartEvent
+        self.sequence_end = events.SequenceEndEvent
+        self.mapping_start = events.MappingStartEvent
+        self.mapping_end = events.MappingEndEvent
+        self.value_starts = (self.scalar, self.mapping_start, self.sequence_start)
         self.value_positions: dict[JsonPath, tuple[int, int]] = {}
         self.key_positions: dict[JsonPath, tuple[int, int]] = {}
         self.written: dict[JsonPath, str] = {}
@@ -372,6 +381,31 @@ class _Builder:
         return roots[0]
 
     def _node(self, event: Any, events: Iterator[Any], path: JsonPath, depth: int) -> Any:
+        kind = type(event)
+        if kind not in self.value_starts or event.anchor or event.tag:
+            self._refuse_node(event)
+        if depth > MAX_DEPTH:
+            raise _Refused(LIMITS, event.start_mark, f"nesting deeper than {MAX_DEPTH} levels")
+        mark = event.start_mark
+        self.value_positions[path] = (mark.line + 1, mark.column + 1)
+        if kind is self.scalar:
+            text: str = event.value
+            self.written[path] = text
+            # quoted or block scalars are strings
+            value = text if event.style else _resolve_plain(text, mark, path)
+            self.leaves[path] = value
+            return value
+        if kind is self.mapping_start:
+            return self._mapping(events, path, depth)
+        items: list[Any] = []
+        for child in events:
+            if type(child) is self.sequence_end:
+                return items
+            items.append(self._node(child, events, (*path, len(items)), depth + 1))
+        return items
+
+    def _refuse_node(self, event: Any) -> None:
+        """An alias, an anchor, a tag or an event no value starts with: the reason why not."""
         name = type(event).__name__
         if name == "AliasEvent":
             raise _Refused(
@@ -389,37 +423,18 @@ class _Builder:
             raise _Refused(
                 TAG, event.start_mark, f"tag {event.tag} is not allowed; values are plain YAML"
             )
-        if depth > MAX_DEPTH:
-            raise _Refused(LIMITS, event.start_mark, f"nesting deeper than {MAX_DEPTH} levels")
-        position = (event.start_mark.line + 1, event.start_mark.column + 1)
-        self.value_positions[path] = position
-        if name == "ScalarEvent":
-            return self._scalar(event, path)
-        if name == "SequenceStartEvent":
-            items: list[Any] = []
-            for child in events:
-                if type(child).__name__ == "SequenceEndEvent":
-                    return items
-                items.append(self._node(child, events, (*path, len(items)), depth + 1))
-        if name == "MappingStartEvent":
-            return self._mapping(events, path, depth)
         raise _Refused(YAML_SYNTAX, event.start_mark, f"unexpected YAML event {name}")
 
     def _mapping(self, events: Iterator[Any], path: JsonPath, depth: int) -> dict[str, Any]:
         mapping: dict[str, Any] = {}
         for key_event in events:
-            name = type(key_event).__name__
-            if name == "MappingEndEvent":
+            kind = type(key_event)
+            if kind is self.mapping_end:
                 return mapping
-            if (
-                name != "ScalarEvent"
-                or getattr(key_event, "anchor", None)
-                or getattr(key_event, "tag", None)
-            ):
+            if kind is not self.scalar or key_event.anchor or key_event.tag:
                 self._node(key_event, events, path, depth + 1)  # raises for anchors and tags
                 raise _Refused(DOCUMENT_SHAPE, key_event.start_mark, "keys must be plain strings")
             key = key_event.value
-            key_position = (key_event.start_mark.line + 1, key_event.start_mark.column + 1)
             if key in mapping:
                 first = self.key_positions[(*path, key)]
                 raise _Refused(
@@ -427,22 +442,17 @@ class _Builder:
                     key_event.start_mark,
                     f"duplicate key {key!r} (first at line {first[0]}, column {first[1]})",
                 )
-            self.key_positions[(*path, key)] = key_position
+            mark = key_event.start_mark
+            self.key_positions[(*path, key)] = (mark.line + 1, mark.column + 1)
             mapping[key] = self._node(next(events), events, (*path, key), depth + 1)
         return mapping
-
-    def _scalar(self, event: Any, path: JsonPath) -> Any:
-        text: str = event.value
-        self.written[path] = text
-        # quoted or block scalars are strings
-        plain = event.style in (None, "")
-        value = _resolve_plain(text, event.start_mark, path) if plain else text
-        self.leaves[path] = value
-        return value
 
 
 def _resolve_plain(text: str, mark: Any, path: JsonPath = ()) -> Any:
     """A plain scalar under the YAML 1.2 core schema."""
+    first = text[:1]
+    if first.isalpha() and first not in "nNtTfF":  # no null, boolean or number starts so
+        return text
     if len(text) > 64 and (_INT.match(text) or _FLOAT.match(text)):
         raise _Refused(
             NON_FINITE_NUMBER, mark, f"a number of {len(text)} digits is not a plausible value"
