@@ -593,6 +593,16 @@ def test_log_reader_finds_the_figures_in_any_order() -> None:
     assert "    size: 1166.62 MiB" in text
 
 
+def test_log_reader_names_the_cache_as_engine_accounting_does() -> None:
+    reading = read_log(
+        "llama_kv_cache_iswa: creating non-SWA KV cache, size = 131072 cells\n"
+        "llama_kv_cache_iswa: creating     SWA KV cache, size = 1024 cells\n"
+    )
+    caches = [dict(figure.fields)["cache"] for figure in reading.figures]
+    assert caches == ["full_attention", "sliding_window"]
+    assert set(caches) <= set(CACHES)
+
+
 def test_log_reader_refuses_what_is_not_a_log(tmp_path: Path) -> None:
     empty = tmp_path / "empty.log"
     empty.write_text("\n\n")

@@ -124,10 +124,8 @@ def _llama_init(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
 
 
 def _llama_iswa(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    return m["fn"], (
-        ("cache", "sliding-window" if m["which"] == "SWA" else "full-attention"),
-        ("cells", m["cells"]),
-    )
+    cache = "sliding_window" if m["which"] == "SWA" else "full_attention"  # engine_accounting's
+    return m["fn"], (("cache", cache), ("cells", m["cells"]))
 
 
 def _llama_buffer(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
