@@ -42,6 +42,7 @@ impossibility, so a check that rests on one only warns. A check that lacks an in
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
@@ -349,6 +350,7 @@ class Billions(NamedTuple):
     assumption: str | None
 
 
+@functools.lru_cache(maxsize=1024)  # pure, and asked again for every run of every record
 def billions(parameters: ParameterCount | None, which: str, model_display: str) -> Billions | str:
     """The model's total or active parameter count, or why there is none."""
     if parameters is None:
@@ -505,15 +507,17 @@ def _weights(stated: Any, model: Model, engine: str | None) -> WeightReadings | 
     return readings(found, model.dtype, engine)
 
 
+@functools.lru_cache(maxsize=256)
 def _element_bits(name: str) -> Fraction:
     element = parse_element_type(name)
     overhead = Fraction(element.group_scale_bits, element.group_size or 1)
     return Fraction(element.value_bits) + (overhead if element.group_size else 0)
 
 
+@functools.lru_cache(maxsize=4096)  # pure: runs of a record share model, dtype and context
 def _kv_bytes(
     model: Model, dtype: str, context: int, state_dtype: str | None
-) -> tuple[Fraction, str, list[str]]:
+) -> tuple[Fraction, str, tuple[str, ...]]:
     """The physical cache (every layer as the model is, windows capped) of one sequence."""
     try:
         report = kv_report(
@@ -524,7 +528,7 @@ def _kv_bytes(
             parse_element_type(state_dtype) if state_dtype else None,
         )
     except ValueError as error:
-        return Fraction(0), "no KV", [f"KV not counted: {error}"]
+        return Fraction(0), "no KV", (f"KV not counted: {error}",)
     notes: list[str] = []
     kv = report.kv_bytes_at_context
     text = f"{gib(kv)} KV ({dtype})" if kv is not None else "no KV"
@@ -537,7 +541,7 @@ def _kv_bytes(
             notes.append("fixed state not counted (unknown dimensions)")
     elif state:
         text += f" + {gib(state)} state"
-    return kv + (state or 0), text, notes
+    return kv + (state or 0), text, tuple(notes)
 
 
 def kv_reading(
@@ -689,7 +693,11 @@ def _setup(
         weights = _weights(setting("weights_precision"), model, engine)
         state_dtype = basis.get("state_dtype")
         kv_fit = kv_reading(model, reach, dtype, dtype_stated, state_dtype, engine)
-        kv_decode = kv_reading(model, every, dtype, dtype_stated, state_dtype, engine)
+        kv_decode = (  # one context for both, the common case: the reading is the same
+            kv_fit
+            if every == reach
+            else kv_reading(model, every, dtype, dtype_stated, state_dtype, engine)
+        )
         if every is None and reach is not None and isinstance(kv_decode, KvReading):
             kv_decode = kv_decode._replace(notes=("KV not counted: the context is a distribution",))
     return RunSetup(
@@ -752,10 +760,12 @@ def _listed(*items: str | None) -> tuple[str, ...]:
     return tuple(item for item in items if item is not None)
 
 
+@functools.lru_cache(maxsize=1024)
 def weight_bytes(billions_: Fraction, weights: WeightFormat) -> Fraction:
     return billions_ * BILLION * weights.bits / 8
 
 
+@functools.lru_cache(maxsize=1024)
 def _weights_working(billions_: Fraction, weights: WeightFormat, label: str) -> str:
     return f"{format_exact(billions_)}B {label} params x {float(weights.bits):g} bits / 8 ({weights.name})"
 

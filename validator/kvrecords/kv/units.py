@@ -175,10 +175,17 @@ def round_up(value: Fraction) -> int:
 def format_fraction(value: Fraction | int, decimals: int) -> str:
     """Half-up rounding to ``decimals`` places (the rounding the precision rule uses), with
     thousands separators: ``format_fraction(Fraction(28195489, 10000), 1)`` is ``2,819.5``."""
-    value = Fraction(value)
+    if not isinstance(value, (int, Fraction)):  # a float read from a file: its exact value
+        value = Fraction(value)
+    return _format_ratio(value.numerator, value.denominator, decimals)
+
+
+def _format_ratio(numerator: int, denominator: int, decimals: int) -> str:
+    """numerator / denominator as format_fraction shows it, in integers only (no Fraction is
+    built: messages format thousands of figures a run)."""
     scale = 10**decimals
     # floor(value * scale + 1/2) in integers: the digits of the rounded value
-    digits = (2 * value.numerator * scale + value.denominator) // (2 * value.denominator)
+    digits = (2 * numerator * scale + denominator) // (2 * denominator)
     sign, digits = ("-", -digits) if digits < 0 else ("", digits)
     whole, fraction = divmod(digits, scale)
     return f"{sign}{whole:,}.{fraction:0{decimals}d}" if decimals else f"{sign}{whole:,}"
@@ -190,6 +197,8 @@ _MOST_DECIMALS = 30
 def format_exact(value: Fraction | int, decimals: int = 4) -> str:
     """An exact value: an integer in full, else rounded to at most ``decimals`` places with
     trailing zeros dropped (``0.935``, ``23.1304``, ``65,536``)."""
+    if isinstance(value, int):
+        return f"{int(value):,}"
     value = Fraction(value)
     if value.denominator == 1:
         return f"{value.numerator:,}"
@@ -216,7 +225,10 @@ def format_number(value: int | float) -> str:
 
 def format_in_unit(exact_bytes: Fraction | int, unit: str, decimals: int) -> str:
     """``exact_bytes`` in ``unit``, rounded half-up to ``decimals`` places."""
-    return f"{format_fraction(Fraction(exact_bytes) / BYTE_UNITS[unit], decimals)} {unit}"
+    if not isinstance(exact_bytes, (int, Fraction)):
+        exact_bytes = Fraction(exact_bytes)
+    denominator = exact_bytes.denominator * BYTE_UNITS[unit]
+    return f"{_format_ratio(exact_bytes.numerator, denominator, decimals)} {unit}"
 
 
 def gib(exact_bytes: Fraction | int) -> str:
