@@ -126,21 +126,21 @@ def test_a_runs_decode_rate_meets_the_roofline(dataset: Path, rate: int, flagged
         assert line.strip() == f"value: {rate}"
 
 
-def test_a_statistic_the_source_does_not_name_is_not_stated_and_still_compared(
-    dataset: Path,
-) -> None:
-    """A benchmark's unqualified "TTFT 53.2 s" is not_stated, not a guessed mean; figures with
-    the same unnamed statistic are compared as stated: 53,200 / 2,300 = 23.1304."""
+@pytest.mark.parametrize("statistic", ["not_stated", "harmonic_mean"])
+def test_figures_of_one_statistic_are_compared_as_stated(dataset: Path, statistic: str) -> None:
+    """A benchmark's unqualified "TTFT 53.2 s" is not_stated, not a guessed mean; a rate from
+    the mean time per token is harmonic_mean. Figures with the same statistic are compared as
+    stated: 53,200 / 2,300 = 23.1304."""
     path = dataset / SEED
     text = path.read_text()
     for value in ("value: 53200", "value: 2300"):
         text = text.replace(
-            f"statistic: single\n        {value}", f"statistic: not_stated\n        {value}"
+            f"statistic: single\n        {value}", f"statistic: {statistic}\n        {value}"
         )
     text = text.replace(
-        "statistic: single\n    from: cold", "statistic: not_stated\n    from: cold"
+        "statistic: single\n    from: cold", f"statistic: {statistic}\n    from: cold"
     )
-    assert text.count("statistic: not_stated") == 3
+    assert text.count(f"statistic: {statistic}") == 3
     path.write_text(text)
     assert validate(dataset, [path]).problems == []
     path.write_text(text.replace("stated: 23x", "stated: 32x"))

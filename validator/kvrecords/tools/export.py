@@ -250,7 +250,12 @@ METRIC_COLUMNS = (
         "metric", "string", "The metric's name from docs/metrics.md (its unit in the name).", True
     ),
     Column("unit", "string", "The metric's unit; x for a speedup or ratio, % for a change.", True),
-    Column("statistic", "string", "single, mean, median, p50...p99.9, min, max or total.", True),
+    Column(
+        "statistic",
+        "string",
+        "single, mean, harmonic_mean, median, p50...p99.9, min, max, total or not_stated.",
+        True,
+    ),
     Column(
         "value",
         "measured",

@@ -23,7 +23,7 @@ from kvrecords.kv.metrics import BY_NAME
 from kvrecords.tools.site.formatting import Position, measured, position
 from kvrecords.tools.site.hardware import Placement
 
-CENTRAL = ("single", "median", "p50", "mean", "not_stated")
+CENTRAL = ("single", "median", "p50", "mean", "harmonic_mean", "not_stated")
 PLOTTED = ("ttft_ms", "decode_tokens_per_s")
 BASELINE = "baseline"
 
