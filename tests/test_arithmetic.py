@@ -53,14 +53,45 @@ def test_mla_deepseek_v3() -> None:
 
 def test_fp8_ds_mla_is_vllms_deepseek_v3_2_layout() -> None:
     # per layer and token: 512 latent x 1 B + 512 / 128 = 4 fp32 scales x 4 B + 64 rope x 2 B
-    # = 512 + 16 + 128 = 656 B; 61 layers x 656 = 40,016 B/token
+    # = 512 + 16 + 128 = 656 B, and the indexer key 128 x 1 B + 128 // 128 x 4 B = 132 B;
+    # 61 layers x (656 + 132) = 48,068 B/token
     ds_mla = parse_element_type("fp8_ds_mla")
     report = kv_report(model("deepseek-v3.2"), ds_mla, 1000)
-    assert report.bytes_per_token == 40_016
-    assert report.kv_bytes_at_context == 40_016_000
+    assert report.bytes_per_token == 48_068
+    assert report.kv_bytes_at_context == 48_068_000
     assert "(512 x 1 B fp8 + 512/128 x 4 B scales + 64 x 2 B bf16 rope)" in report.formula()
+    assert "+ 61 layers x 1 indexer key x (128 x 1 B fp8 + 128/128 x 4 B scales)" in (
+        report.formula()
+    )
+    # without an indexer (DeepSeek-V3's geometry) the MLA part alone: 61 x 656 = 40,016
+    assert kv_report(model("deepseek-v3"), ds_mla, 1).bytes_per_token == 40_016
     # a layout of MLA latents: nothing to say about a model whose layers cache K and V
     assert kv_report(model("llama-3.1-8b"), ds_mla, 1000).bytes_per_token is None
+
+
+def test_indexer_keys_count_at_the_basis_dtype() -> None:
+    # deepseek-v3.2, bf16: MLA 61 x (512 + 64) x 2 = 70,272 plus the lightning indexer's key,
+    # 61 x 1 x 128 x 2 = 15,616: 85,888 B/token; at 32,768 tokens 2,814,377,984 B
+    report = kv_report(model("deepseek-v3.2"), BF16, 32_768)
+    assert report.bytes_per_token == 85_888
+    assert report.kv_bytes_at_context == 2_814_377_984
+    assert report.formula() == (
+        "61 layers x (512 + 64) x 2 B + 61 layers x 1 indexer key x 128 x 2 B = 85,888 B/token"
+    )
+    # fp8: 61 x (576 + 128) x 1 = 42,944; per-token-head scales add one fp32 scale per cached
+    # vector, the latent and the indexer key: 42,944 + 61 x 2 x 4 = 43,432
+    assert kv_report(model("deepseek-v3.2"), parse_element_type("fp8"), 1).bytes_per_token == (
+        42_944
+    )
+    per_head = kv_report(model("deepseek-v3.2"), parse_element_type("fp8-per-token-head"), 1)
+    assert per_head.bytes_per_token == 43_432
+
+
+def test_unknown_indexer_dimensions_refuse_the_figure() -> None:
+    # qwen3.8-flash-next: its 12 attention layers keep indexer keys of unpublished width
+    report = kv_report(model("qwen3.8-flash-next"), BF16, 1, "full_attention")
+    assert report.bytes_per_token is None
+    assert "? indexer key x ?" in report.formula()
 
 
 @pytest.mark.parametrize(

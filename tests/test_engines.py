@@ -29,7 +29,7 @@ from kvrecords.kv.engines import (
     vllm,
 )
 from kvrecords.kv.engines.result import mib_as_printed
-from kvrecords.kv.geometry import Attention, Model
+from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent
 from kvrecords.tools.engine_logs import LogError, read_log, read_log_file, render
 
 GIB = 1 << 30
@@ -425,6 +425,21 @@ def test_vllm_deepseek_v32_fp8_ds_mla_and_indexer() -> None:
     report = vllm.report(model("deepseek-v3.2"), 32768, vllm.VllmOptions(kv_cache_dtype="fp8"))
     assert report.engine_kv_bytes == 61 * 788 * 32768
     assert "Using custom fp8 kv-cache format for DeepSeekV3.2" in report.printed
+
+
+def test_vllm_reads_the_indexer_from_the_model_file() -> None:
+    # the same geometry without its indexer is DeepSeek-V3 to vLLM: bf16 latent only,
+    # 61 x 576 x 2 = 70,272 B per token, and fp8 stays plain fp8 (61 x 576 = 35,136)
+    v32 = model("deepseek-v3.2")
+    plain = Model(v32.id, v32.name, v32.num_layers, (MultiHeadLatent(61, 512, 64),))
+    assert vllm.report(plain, 64, vllm.VllmOptions()).engine_kv_bytes == 70_272 * 64
+    fp8 = vllm.report(plain, 64, vllm.VllmOptions(kv_cache_dtype="fp8"))
+    assert fp8.engine_kv_bytes == 35_136 * 64
+    # with it, bf16 MLA pages plus uint8 indexer pages: 61 x (1,152 + 132) = 78,324 B per token
+    assert vllm.report(v32, 64, vllm.VllmOptions()).engine_kv_bytes == 78_324 * 64
+    # an indexer beside GQA layers (qwen3.8-flash-next) is not covered
+    with pytest.raises(NotCovered, match="indexer"):
+        vllm.report(model("qwen3.8-flash-next"), 64, vllm.VllmOptions())
 
 
 def test_vllm_window_pages_and_padding_layers() -> None:

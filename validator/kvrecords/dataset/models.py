@@ -9,6 +9,7 @@ from typing import Any
 from kvrecords.kv.geometry import (
     Attention,
     GatedDeltaNet,
+    IndexerKeys,
     LayerGroup,
     LeafGroup,
     Mamba1,
@@ -33,9 +34,15 @@ def leaf_from_data(data: dict[str, Any], layers: int) -> LeafGroup:
             data["head_dim"],
             data.get("v_head_dim"),
             data.get("window") if kind == "sliding_window" else None,
+            indexer_from_data(data.get("indexer")),
         )
     if kind == "mla":
-        return MultiHeadLatent(layers, data["kv_lora_rank"], data["qk_rope_head_dim"])
+        return MultiHeadLatent(
+            layers,
+            data["kv_lora_rank"],
+            data["qk_rope_head_dim"],
+            indexer=indexer_from_data(data.get("indexer")),
+        )
     if kind == "linear_attention":
         return GatedDeltaNet(
             layers,
@@ -61,6 +68,11 @@ def leaf_from_data(data: dict[str, Any], layers: int) -> LeafGroup:
     if kind == "none":
         return NoCache(layers)
     raise ValueError(f"unknown layer group kind {kind!r}")
+
+
+def indexer_from_data(data: dict[str, Any] | None) -> IndexerKeys | None:
+    """A layer's indexer key cache, or None when the group has none."""
+    return None if data is None else IndexerKeys(data["head_dim"], data["keys_per_token"])
 
 
 def group_from_data(data: dict[str, Any]) -> LayerGroup:

@@ -16,11 +16,13 @@ from typing import NamedTuple
 
 from kvrecords.kv.geometry import (
     Attention,
+    IndexerKeys,
     LeafGroup,
     Model,
     MultiHeadLatent,
     StateGroup,
     TokenElements,
+    shown,
 )
 from kvrecords.kv.units import format_exact
 
@@ -119,16 +121,36 @@ def dtype_spelling(written: str) -> str:
 
 # vLLM's fp8_ds_mla (MLAAttentionSpec, DeepSeek-V3.2): per token and layer the latent in fp8,
 # one fp32 scale per 128 latent values, and the rope key kept in bf16: 512 + 16 + 128 = 656 B.
+# The indexer's keys beside it (DeepseekV32IndexerCache, uint8) are fp8 with one fp32 scale per
+# 128 values, head_dim + head_dim // 128 x 4: 128 + 4 = 132 B per key.
 FP8_DS_MLA = "fp8_ds_mla"
 FP8_DS_MLA_SCALE_EVERY = 128
+FP8_SCALE_BYTES = 4
+
+
+def _fp8_with_scales(values: int) -> Fraction:
+    """fp8 values with one fp32 scale per 128 of them."""
+    return values + Fraction(values * FP8_SCALE_BYTES, FP8_DS_MLA_SCALE_EVERY)
+
+
+def indexer_fp8_bytes(indexer: IndexerKeys) -> int | None:
+    """Bytes of a layer's indexer keys per token as vLLM stores them: fp8 + fp32 scales."""
+    if indexer.head_dim is None or indexer.keys_per_token is None:
+        return None
+    scales = indexer.head_dim // FP8_DS_MLA_SCALE_EVERY * FP8_SCALE_BYTES
+    return indexer.keys_per_token * (indexer.head_dim + scales)
 
 
 def mla_fp8_bytes(group: MultiHeadLatent) -> Fraction | None:
-    """Bytes one MLA layer caches per token in vLLM's fp8_ds_mla layout."""
+    """Bytes one MLA layer caches per token in vLLM's fp8_ds_mla layout, indexer keys included."""
     latent, rope = group.kv_lora_rank, group.qk_rope_head_dim
     if latent is None or rope is None:
         return None
-    return latent + Fraction(latent * 4, FP8_DS_MLA_SCALE_EVERY) + rope * 2
+    main = _fp8_with_scales(latent) + rope * 2
+    if group.indexer is None:
+        return main
+    keys = indexer_fp8_bytes(group.indexer)
+    return None if keys is None else main + keys
 
 
 @functools.lru_cache(maxsize=256)
@@ -279,25 +301,32 @@ def group_cost(
 
 
 def _token_formula(group: LeafGroup, dtype: ElementType, per_token: Fraction | None) -> str:
-    if not isinstance(group, Attention) and group.kind != "mla":
+    if not isinstance(group, Attention | MultiHeadLatent):
         return f"{group.layers} {group.kind} layers x 0 B"
-    shape = group.token_formula()  # type: ignore[union-attr]
+    result = "unknown" if per_token is None else f"{format_exact(per_token)} B/token"
+    layers = f"{group.layers} layers"
     if dtype.mla_layout:
         if not isinstance(group, MultiHeadLatent):
-            return f"{group.layers} {group.kind} layers: {FP8_DS_MLA} stores MLA latents only = unknown"
-        latent, rope = group.kv_lora_rank, group.qk_rope_head_dim
+            return f"{layers}: {FP8_DS_MLA} stores MLA latents only = unknown"
+        latent, rope = shown(group.kv_lora_rank), shown(group.qk_rope_head_dim)
         text = (
-            f"{group.layers} layers x ({latent} x 1 B fp8 + {latent}/{FP8_DS_MLA_SCALE_EVERY} x 4 B "
+            f"{layers} x ({latent} x 1 B fp8 + {latent}/{FP8_DS_MLA_SCALE_EVERY} x 4 B "
             f"scales + {rope} x 2 B bf16 rope)"
         )
-        result = "unknown" if per_token is None else f"{format_exact(per_token)} B/token"
+        if group.indexer is not None:
+            keys, width = shown(group.indexer.keys_per_token), shown(group.indexer.head_dim)
+            text += (
+                f" + {layers} x {keys} indexer key x ({width} x 1 B fp8 + "
+                f"{width}/{FP8_DS_MLA_SCALE_EVERY} x 4 B scales)"
+            )
         return f"{text} = {result}"
-    text = f"{group.layers} layers x {shape} x {dtype.element_formula()}"
+    text = f"{layers} x {group.token_formula()} x {dtype.element_formula()}"
+    if group.indexer is not None:
+        text += f" + {layers} x {group.indexer.token_formula()} x {dtype.element_formula()}"
     if dtype.vector_scale_bytes:
         token = group.token_elements()
         vectors = "?" if token is None else str(token.vectors)
-        text += f" + {group.layers} layers x {vectors} vectors x {dtype.vector_scale_bytes} B"
-    result = "unknown" if per_token is None else f"{format_exact(per_token)} B/token"
+        text += f" + {layers} x {vectors} vectors x {dtype.vector_scale_bytes} B"
     return f"{text} = {result}"
 
 

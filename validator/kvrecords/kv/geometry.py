@@ -19,7 +19,7 @@ class TokenElements(NamedTuple):
     vectors: int
 
 
-def _shown(value: int | None) -> str:
+def shown(value: int | None) -> str:
     """A dimension in a formula; '?' when the source does not publish it."""
     return "?" if value is None else str(value)
 
@@ -33,6 +33,32 @@ def _product(*factors: int | None) -> int | None:
     return result
 
 
+class IndexerKeys(NamedTuple):
+    """A sparse-attention indexer's own key cache beside a layer's KV (DeepSeek-V3.2's
+    lightning indexer): ``keys_per_token`` vectors of ``head_dim`` per token and layer."""
+
+    head_dim: int | None
+    keys_per_token: int | None
+
+    def token_elements(self) -> TokenElements | None:
+        if self.head_dim is None or self.keys_per_token is None:
+            return None
+        return TokenElements(self.keys_per_token * self.head_dim, self.keys_per_token)
+
+    def token_formula(self) -> str:
+        return f"{shown(self.keys_per_token)} indexer key x {shown(self.head_dim)}"
+
+
+def _with_indexer(main: TokenElements | None, indexer: IndexerKeys | None) -> TokenElements | None:
+    """A layer's token elements with its indexer keys added (unknown if either is)."""
+    if indexer is None or main is None:
+        return main
+    keys = indexer.token_elements()
+    if keys is None:
+        return None
+    return TokenElements(main.elements + keys.elements, main.vectors + keys.vectors)
+
+
 class Attention(NamedTuple):
     """Full attention (MHA, GQA, MQA), or sliding-window attention when ``window`` is set."""
 
@@ -41,6 +67,7 @@ class Attention(NamedTuple):
     head_dim: int | None
     v_head_dim: int | None = None  # None: same as head_dim
     window: int | None = None
+    indexer: IndexerKeys | None = None
 
     @property
     def kind(self) -> str:
@@ -50,16 +77,22 @@ class Attention(NamedTuple):
     def value_dim(self) -> int | None:
         return self.head_dim if self.v_head_dim is None else self.v_head_dim
 
-    def token_elements(self) -> TokenElements | None:
+    def main_elements(self) -> TokenElements | None:
+        """K and V, without the indexer's keys."""
         if self.kv_heads is None or self.head_dim is None or self.value_dim is None:
             return None
         return TokenElements(self.kv_heads * (self.head_dim + self.value_dim), 2 * self.kv_heads)
+
+    def token_elements(self) -> TokenElements | None:
+        return _with_indexer(self.main_elements(), self.indexer)
 
     def state_elements(self) -> int | None:
         return 0
 
     def token_formula(self) -> str:
-        return f"{_shown(self.kv_heads)} kv heads x ({_shown(self.head_dim)} + {_shown(self.value_dim)})"
+        return (
+            f"{shown(self.kv_heads)} kv heads x ({shown(self.head_dim)} + {shown(self.value_dim)})"
+        )
 
 
 class MultiHeadLatent(NamedTuple):
@@ -69,21 +102,26 @@ class MultiHeadLatent(NamedTuple):
     kv_lora_rank: int | None
     qk_rope_head_dim: int | None
     window: None = None
+    indexer: IndexerKeys | None = None
 
     @property
     def kind(self) -> str:
         return "mla"
 
-    def token_elements(self) -> TokenElements | None:
+    def main_elements(self) -> TokenElements | None:
+        """The latent and the rope key, without the indexer's keys."""
         if self.kv_lora_rank is None or self.qk_rope_head_dim is None:
             return None
         return TokenElements(self.kv_lora_rank + self.qk_rope_head_dim, 1)
+
+    def token_elements(self) -> TokenElements | None:
+        return _with_indexer(self.main_elements(), self.indexer)
 
     def state_elements(self) -> int | None:
         return 0
 
     def token_formula(self) -> str:
-        return f"({_shown(self.kv_lora_rank)} + {_shown(self.qk_rope_head_dim)})"
+        return f"({shown(self.kv_lora_rank)} + {shown(self.qk_rope_head_dim)})"
 
 
 class GatedDeltaNet(NamedTuple):
@@ -122,9 +160,9 @@ class GatedDeltaNet(NamedTuple):
 
     def state_formula(self) -> str:
         return (
-            f"conv ({_shown(self.conv_kernel)} - 1) x (2 x {_shown(self.key_heads)} x {_shown(self.key_head_dim)}"
-            f" + {_shown(self.value_heads)} x {_shown(self.value_head_dim)}) + recurrent {_shown(self.value_heads)}"
-            f" x {_shown(self.value_head_dim)} x {_shown(self.key_head_dim)}"
+            f"conv ({shown(self.conv_kernel)} - 1) x (2 x {shown(self.key_heads)} x {shown(self.key_head_dim)}"
+            f" + {shown(self.value_heads)} x {shown(self.value_head_dim)}) + recurrent {shown(self.value_heads)}"
+            f" x {shown(self.value_head_dim)} x {shown(self.key_head_dim)}"
         )
 
 
@@ -151,8 +189,8 @@ class Mamba1(NamedTuple):
 
     def state_formula(self) -> str:
         return (
-            f"conv ({_shown(self.conv_kernel)} - 1) x {_shown(self.d_inner)}"
-            f" + ssm {_shown(self.d_inner)} x {_shown(self.d_state)}"
+            f"conv ({shown(self.conv_kernel)} - 1) x {shown(self.d_inner)}"
+            f" + ssm {shown(self.d_inner)} x {shown(self.d_state)}"
         )
 
 
@@ -184,9 +222,9 @@ class Mamba2(NamedTuple):
 
     def state_formula(self) -> str:
         return (
-            f"conv ({_shown(self.conv_kernel)} - 1) x ({_shown(self.num_heads)} x {_shown(self.head_dim)}"
-            f" + 2 x {_shown(self.n_groups)} x {_shown(self.d_state)}) + ssm {_shown(self.num_heads)}"
-            f" x {_shown(self.head_dim)} x {_shown(self.d_state)}"
+            f"conv ({shown(self.conv_kernel)} - 1) x ({shown(self.num_heads)} x {shown(self.head_dim)}"
+            f" + 2 x {shown(self.n_groups)} x {shown(self.d_state)}) + ssm {shown(self.num_heads)}"
+            f" x {shown(self.head_dim)} x {shown(self.d_state)}"
         )
 
 

@@ -18,8 +18,10 @@ Read from vLLM's source (facts only; no code carried over):
   token)`` (when not set larger) and the mamba page is padded to the attention page;
   ``DeepseekV32ForCausalLM``: an fp8 cache becomes ``fp8_ds_mla`` for DeepSeek-V3.2.
 - ``vllm/model_executor/models/deepseek_v2.py``, ``DeepseekV32IndexerCache`` and ``Indexer``: the
-  V3.2 lightning indexer keeps its own key cache per MLA layer, uint8, ``head_dim + head_dim //
-  quant_block_size x 4`` bytes per token: 128 fp8 values and one fp32 scale = 132 bytes.
+  V3.2 lightning indexer keeps its own key cache per MLA layer, an ``MLAAttentionSpec`` with one
+  head of uint8, ``head_dim + head_dim // quant_block_size x 4`` bytes per token: 128 fp8 values
+  and one fp32 scale = 132 bytes. The model file's ``indexer`` on an MLA group says the layers
+  have it (``arithmetic.indexer_fp8_bytes``); an indexer on other attention is not covered.
 - ``vllm/model_executor/layers/quantization/turboquant/config.py``, ``TurboQuantConfig``: the
   presets ``turboquant_k8v4`` (fp8 keys, 4-bit values), ``turboquant_4bit_nc``,
   ``turboquant_k3v4_nc``, ``turboquant_3bit_nc``; a slot per head and token is the packed key
@@ -62,6 +64,7 @@ import re
 from fractions import Fraction
 from typing import NamedTuple
 
+from kvrecords.kv.arithmetic import indexer_fp8_bytes
 from kvrecords.kv.engines.result import (
     EngineError,
     EngineReport,
@@ -107,8 +110,6 @@ TURBOQUANT_PRESETS: dict[str, tuple[int, int]] = {
 TQ_KEY_NORM_BYTES = 2  # config.py (commit 1471680b); PR #38479's table implies 4
 TQ_BOUNDARY_LAYERS = 2  # get_boundary_skip_layers(n=2)
 FP8_DS_MLA_BYTES = 656  # MLAAttentionSpec.real_page_size_bytes, per token
-V32_INDEXER_BYTES = 128 + 128 // 128 * 4  # index_head_dim 128, quant_block_size 128
-V32_MODEL_IDS = ("deepseek-v3.2",)
 KERNEL_BLOCK_ALIGNMENT = 16  # non-MLA attention backends (HybridAttentionMambaModelConfig)
 
 HYBRID_ALLOCATOR = (0, 10, 0)
@@ -202,7 +203,7 @@ class _Setup(NamedTuple):
     latent: tuple[MultiHeadLatent, ...]
     states: tuple[LeafGroup, ...]  # mamba and linear-attention layers
     turboquant: bool
-    indexer: bool  # DeepSeek-V3.2's lightning-indexer key cache beside each MLA layer
+    indexer: bool  # a lightning-indexer key cache beside the MLA layers (DeepSeek-V3.2)
 
 
 def layout(model: Model, options: VllmOptions) -> Layout:
@@ -282,7 +283,11 @@ def _setup(
         group for group in leaves if group.kind in ("linear_attention", "mamba1", "mamba2")
     )
     hybrid_allocator = version >= HYBRID_ALLOCATOR and not options.disable_hybrid_kv_cache_manager
-    indexer = model.id in V32_MODEL_IDS
+    indexer = any(group.indexer is not None for group in latent)
+    if any(group.indexer is not None for group in attention):
+        raise NotCovered(
+            "vLLM's indexer cache beside GQA layers (not MLA) was not read; not covered"
+        )
     dtype = options.kv_cache_dtype
     if dtype == "nvfp4":
         raise NotCovered(
@@ -440,16 +445,17 @@ def _latent_specs(setup: _Setup) -> list[_Spec]:
             shape = f"(kv_lora_rank {_q(latent)} + rope {_q(rope)}) x {setup.element_bytes} B"
         name = f"{group.layers} MLA layers ({setup.dtype})"
         specs.append(_Spec("full", group.layers, per_token, None, None, name, shape))
-        if setup.indexer:
+        if group.indexer is not None:
+            keys, width = group.indexer.keys_per_token, group.indexer.head_dim
             specs.append(
                 _Spec(
                     "full",
                     group.layers,
-                    V32_INDEXER_BYTES,
+                    indexer_fp8_bytes(group.indexer),
                     None,
                     None,
                     f"{group.layers} indexer key caches (uint8)",
-                    "128 fp8 values + one 4 B fp32 scale = 132 B",
+                    f"{_q(keys)} x ({_q(width)} fp8 values + {_q(width)} // 128 x 4 B fp32 scales)",
                 )
             )
     return specs
