@@ -12,7 +12,7 @@ import pytest
 
 from kvrecords.dataset.models import load_model_file
 from kvrecords.kv.arithmetic import kv_report, parse_element_type
-from kvrecords.kv.geometry import Attention, Model
+from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent
 
 MODELS = Path(__file__).resolve().parents[1] / "models"
 BF16 = parse_element_type("bf16")
@@ -69,22 +69,34 @@ def test_fp8_ds_mla_is_vllms_deepseek_v3_2_layout() -> None:
     assert kv_report(model("llama-3.1-8b"), ds_mla, 1000).bytes_per_token is None
 
 
-def test_indexer_keys_count_at_the_basis_dtype() -> None:
-    # deepseek-v3.2, bf16: MLA 61 x (512 + 64) x 2 = 70,272 plus the lightning indexer's key,
-    # 61 x 1 x 128 x 2 = 15,616: 85,888 B/token; at 32,768 tokens 2,814,377,984 B
+def test_indexer_keys_take_the_type_the_model_stores_them_in() -> None:
+    # deepseek-v3.2, bf16: MLA 61 x (512 + 64) x 2 = 70,272, plus the lightning indexer's key
+    # in fp8 with one fp32 scale whatever the cache's type, 61 x (128 + 4) = 8,052: 78,324
+    # B/token (what vLLM allocates in bf16); at 32,768 tokens 78,324 x 32,768 = 2,566,520,832 B
     report = kv_report(model("deepseek-v3.2"), BF16, 32_768)
-    assert report.bytes_per_token == 85_888
-    assert report.kv_bytes_at_context == 2_814_377_984
+    assert report.bytes_per_token == 78_324
+    assert report.kv_bytes_at_context == 2_566_520_832
     assert report.formula() == (
-        "61 layers x (512 + 64) x 2 B + 61 layers x 1 indexer key x 128 x 2 B = 85,888 B/token"
+        "61 layers x (512 + 64) x 2 B + 61 layers x 1 indexer key x 128 x 1 B"
+        " + 61 layers x 1 key scales x 4 B = 78,324 B/token"
     )
-    # fp8: 61 x (576 + 128) x 1 = 42,944; per-token-head scales add one fp32 scale per cached
-    # vector, the latent and the indexer key: 42,944 + 61 x 2 x 4 = 43,432
+    # fp8: 61 x 576 = 35,136 + the same 8,052 = 43,188; per-token-head scales add one fp32
+    # scale to the latent only (the key has its own): 43,188 + 61 x 4 = 43,432
     assert kv_report(model("deepseek-v3.2"), parse_element_type("fp8"), 1).bytes_per_token == (
-        42_944
+        43_188
     )
     per_head = kv_report(model("deepseek-v3.2"), parse_element_type("fp8-per-token-head"), 1)
     assert per_head.bytes_per_token == 43_432
+
+
+def test_indexer_keys_without_a_type_of_their_own_take_the_basis_dtype() -> None:
+    # the same geometry with the key's type unset: 61 x (576 + 128) x 2 = 85,888 B/token
+    v32 = model("deepseek-v3.2")
+    (mla,) = v32.leaf_groups()
+    assert isinstance(mla, MultiHeadLatent) and mla.indexer is not None
+    untyped = mla._replace(indexer=mla.indexer._replace(dtype=None))
+    other = Model(v32.id, v32.name, v32.num_layers, (untyped,))
+    assert kv_report(other, BF16, 1).bytes_per_token == 85_888
 
 
 def test_unknown_indexer_dimensions_refuse_the_figure() -> None:

@@ -72,7 +72,9 @@ def leaf_from_data(data: dict[str, Any], layers: int) -> LeafGroup:
 
 def indexer_from_data(data: dict[str, Any] | None) -> IndexerKeys | None:
     """A layer's indexer key cache, or None when the group has none."""
-    return None if data is None else IndexerKeys(data["head_dim"], data["keys_per_token"])
+    if data is None:
+        return None
+    return IndexerKeys(data["head_dim"], data["keys_per_token"], data.get("dtype"))
 
 
 def group_from_data(data: dict[str, Any]) -> LayerGroup:

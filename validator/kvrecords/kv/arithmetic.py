@@ -288,6 +288,8 @@ def group_cost(
         per_token = None if one is None else layers * one
     else:
         per_token = None if token is None else layers * dtype.bytes_for(token)
+        own = _indexer_own_bytes(group)
+        per_token = None if per_token is None or own is None else per_token + layers * own
     state = group.state_elements()
     state_bytes = None if state is None else layers * state * Fraction(state_dtype.value_bits, 8)
     return GroupCost(
@@ -298,6 +300,26 @@ def group_cost(
         token_formula=_token_formula(group, dtype, per_token),
         state_formula=_state_formula(group, state_dtype, state_bytes),
     )
+
+
+def _indexer_own_bytes(group: LeafGroup) -> Fraction | None:
+    """Bytes per token and layer of indexer keys the model stores in a type of their own (0
+    when there are none; the basis dtype's keys are among the group's token elements)."""
+    indexer = getattr(group, "indexer", None)
+    if indexer is None or indexer.dtype is None:
+        return Fraction(0)
+    keys = indexer.token_elements()
+    return None if keys is None else parse_element_type(indexer.dtype).bytes_for(keys)
+
+
+def _indexer_formula(indexer: IndexerKeys, layers: str, dtype: ElementType) -> str:
+    """`` + 61 layers x 1 indexer key x 128 x 1 B + 61 layers x 1 vectors x 4 B``."""
+    stored = dtype if indexer.dtype is None else parse_element_type(indexer.dtype)
+    text = f" + {layers} x {indexer.token_formula()} x {stored.element_formula()}"
+    if indexer.dtype is not None and stored.vector_scale_bytes:
+        keys = shown(indexer.keys_per_token)
+        text += f" + {layers} x {keys} key scales x {stored.vector_scale_bytes} B"
+    return text
 
 
 def _token_formula(group: LeafGroup, dtype: ElementType, per_token: Fraction | None) -> str:
@@ -322,7 +344,7 @@ def _token_formula(group: LeafGroup, dtype: ElementType, per_token: Fraction | N
         return f"{text} = {result}"
     text = f"{layers} x {group.token_formula()} x {dtype.element_formula()}"
     if group.indexer is not None:
-        text += f" + {layers} x {group.indexer.token_formula()} x {dtype.element_formula()}"
+        text += _indexer_formula(group.indexer, layers, dtype)
     if dtype.vector_scale_bytes:
         token = group.token_elements()
         vectors = "?" if token is None else str(token.vectors)

@@ -39,6 +39,9 @@ class IndexerKeys(NamedTuple):
 
     head_dim: int | None
     keys_per_token: int | None
+    dtype: str | None = (
+        None  # how the model stores them whatever the cache's type; None: the basis's
+    )
 
     def token_elements(self) -> TokenElements | None:
         if self.head_dim is None or self.keys_per_token is None:
@@ -50,8 +53,9 @@ class IndexerKeys(NamedTuple):
 
 
 def _with_indexer(main: TokenElements | None, indexer: IndexerKeys | None) -> TokenElements | None:
-    """A layer's token elements with its indexer keys added (unknown if either is)."""
-    if indexer is None or main is None:
+    """A layer's token elements with its indexer keys added (unknown if either is); keys of a
+    dtype of their own are priced apart, so they are not added."""
+    if indexer is None or indexer.dtype is not None or main is None:
         return main
     keys = indexer.token_elements()
     if keys is None:
