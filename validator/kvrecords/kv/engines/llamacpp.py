@@ -283,6 +283,8 @@ def _cached_layers(model: Model, era: Era, era_key: str, options: LlamaCppOption
     states = tuple(
         group for group in leaves if group.kind in ("linear_attention", "mamba1", "mamba2")
     )
+    if any(getattr(group, "indexer", None) is not None for group in leaves):
+        raise NotCovered("llama.cpp's cache for a sparse-attention indexer's keys was not read")
     if latent and era.mla == "none":
         raise NotCovered(
             f"llama.cpp before the MLA latent cache (version {era_key}) stored decompressed"

@@ -62,6 +62,8 @@ def report(model: Model, context_tokens: int, options: SglangOptions) -> EngineR
         raise NotCovered("SGLang's sliding-window pool (SWAKVPool) is not covered")
     if attention and latent:
         raise NotCovered("a model with both MLA and other attention layers is not covered")
+    if any(getattr(group, "indexer", None) is not None for group in leaves):
+        raise NotCovered("SGLang's pool for a sparse-attention indexer's keys was not read")
     notes: list[str] = []
     pool = _Pool(context_tokens, options, _element_bytes(model, options, notes))
     if latent:
