@@ -22,6 +22,7 @@ from kvrecords.kv.geometry import (
     MultiHeadLatent,
     StateGroup,
     TokenElements,
+    indexer_of,
     shown,
 )
 from kvrecords.kv.units import format_exact
@@ -305,7 +306,7 @@ def group_cost(
 def _indexer_own_bytes(group: LeafGroup) -> Fraction | None:
     """Bytes per token and layer of indexer keys the model stores in a type of their own (0
     when there are none; the basis dtype's keys are among the group's token elements)."""
-    indexer = getattr(group, "indexer", None)
+    indexer = indexer_of(group)
     if indexer is None or indexer.dtype is None:
         return Fraction(0)
     keys = indexer.token_elements()

@@ -271,6 +271,11 @@ LeafGroup = Attention | MultiHeadLatent | GatedDeltaNet | Mamba1 | Mamba2 | Shar
 StateGroup = GatedDeltaNet | Mamba1 | Mamba2  # a fixed per-sequence state, no tokens
 
 
+def indexer_of(group: LeafGroup) -> IndexerKeys | None:
+    """The sparse-attention indexer keys a layer group caches beside its KV, if any."""
+    return group.indexer if isinstance(group, Attention | MultiHeadLatent) else None
+
+
 class Parallel(NamedTuple):
     """Layers that run several mixers side by side (Falcon-H1: attention and Mamba-2 in each)."""
 

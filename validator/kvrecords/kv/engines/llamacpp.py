@@ -57,7 +57,7 @@ from kvrecords.kv.engines.result import (
     pad_to,
     state_split,
 )
-from kvrecords.kv.geometry import Attention, LeafGroup, Model, MultiHeadLatent
+from kvrecords.kv.geometry import Attention, LeafGroup, Model, MultiHeadLatent, indexer_of
 
 ENGINE = "llamacpp"
 
@@ -283,7 +283,7 @@ def _cached_layers(model: Model, era: Era, era_key: str, options: LlamaCppOption
     states = tuple(
         group for group in leaves if group.kind in ("linear_attention", "mamba1", "mamba2")
     )
-    if any(getattr(group, "indexer", None) is not None for group in leaves):
+    if any(indexer_of(group) is not None for group in leaves):
         raise NotCovered("llama.cpp's cache for a sparse-attention indexer's keys was not read")
     if latent and era.mla == "none":
         raise NotCovered(

@@ -33,7 +33,7 @@ from kvrecords.kv.engines.result import (
     gib_as_printed,
     model_dtype_bytes,
 )
-from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent
+from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent, indexer_of
 
 ENGINE = "sglang"
 KV_CACHE_DTYPES = ("auto", "fp8_e4m3", "fp8_e5m2")
@@ -62,7 +62,7 @@ def report(model: Model, context_tokens: int, options: SglangOptions) -> EngineR
         raise NotCovered("SGLang's sliding-window pool (SWAKVPool) is not covered")
     if attention and latent:
         raise NotCovered("a model with both MLA and other attention layers is not covered")
-    if any(getattr(group, "indexer", None) is not None for group in leaves):
+    if any(indexer_of(group) is not None for group in leaves):
         raise NotCovered("SGLang's pool for a sparse-attention indexer's keys was not read")
     notes: list[str] = []
     pool = _Pool(context_tokens, options, _element_bytes(model, options, notes))
