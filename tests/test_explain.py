@@ -9,13 +9,14 @@ import pytest
 from conftest import copy_dataset
 from kvrecords.tools.explain import explain_record
 
-REPO = Path(__file__).resolve().parents[1]
-RECORDS = REPO / "records" / "kv-efficiency"
+RECORDS = Path("records/kv-efficiency")
 SEED = RECORDS / "vllm-qwen38-27b-apc-150k-rtx5090.yaml"
 
 
-def test_each_assumption_is_stated_once_and_named_by_the_checks_resting_on_it() -> None:
-    text = explain_record(REPO, SEED)
+def test_each_assumption_is_stated_once_and_named_by_the_checks_resting_on_it(
+    fixture_root: Path,
+) -> None:
+    text = explain_record(fixture_root, fixture_root / SEED)
     # The seed's weights are "a quantized 27B": the likely reading takes int4, the favourable
     # one the fewest bits vLLM runs; its parameter count is read off the name '27B', which
     # the fit, the prefill ceiling and both fit claims use.
@@ -36,9 +37,9 @@ def test_each_assumption_is_stated_once_and_named_by_the_checks_resting_on_it() 
     assert "assumes:" not in text
 
 
-def test_no_assumption_is_stated_where_no_check_uses_it() -> None:
+def test_no_assumption_is_stated_where_no_check_uses_it(fixture_root: Path) -> None:
     # No accelerator stated: no hardware check runs, so nothing is assumed.
-    text = explain_record(REPO, RECORDS / "kivi-2bit-kv-llama2.yaml")
+    text = explain_record(fixture_root, fixture_root / RECORDS / "kivi-2bit-kv-llama2.yaml")
     assert "Hardware: not stated\n" in text
     assert "Weights: not stated\n" in text
     assert "Assumptions: none" in text
@@ -59,7 +60,7 @@ def test_hardware_says_what_is_not_stated(
     tmp_path: Path, hardware: tuple[str, str], shown: str
 ) -> None:
     root = copy_dataset(tmp_path / "dataset")
-    record = root / SEED.relative_to(REPO)
+    record = root / SEED
     text = record.read_text(encoding="utf-8")
     stated = "  hardware:\n    accelerator: rtx-5090\n    count: 1\n"
     assert stated in text
@@ -69,19 +70,20 @@ def test_hardware_says_what_is_not_stated(
     assert f"\n{shown}\n" in explain_record(root, record)
 
 
-def test_runs_that_name_another_model_are_checked_with_that_model() -> None:
+def test_runs_that_name_another_model_are_checked_with_that_model(fixture_root: Path) -> None:
     """explain loads the model a run names, as validate does, for every record that has one."""
     named_elsewhere = 0
-    for path in sorted((REPO / "records" / "kv-efficiency").glob("*.yaml")):
-        text = explain_record(REPO, path)
+    for path in sorted((fixture_root / RECORDS).glob("*.yaml")):
+        text = explain_record(fixture_root, path)
         assert "is not loaded" not in text, path
         if "\n    model: " in text:
             named_elsewhere += 1
     assert named_elsewhere >= 1
 
 
-def test_an_engine_line_for_one_cache_shows_that_cache_recomputed() -> None:
-    text = explain_record(REPO, RECORDS / "llamacpp-gemma4-e4b-shared-kv-layers-4x3090-128k.yaml")
+def test_an_engine_line_for_one_cache_shows_that_cache_recomputed(fixture_root: Path) -> None:
+    record = fixture_root / RECORDS / "llamacpp-gemma4-e4b-shared-kv-layers-4x3090-128k.yaml"
+    text = explain_record(fixture_root, record)
     engine = text.split("\nWhat the engine printed, against the engine model\n")[1]
     first = engine.splitlines()[0]
     assert first.startswith("  main: kv_bytes_reported 2048.00 MiB: llamacpp (")

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import run_cli
+from conftest import FIXTURE_DATASET, run_cli
 from kvrecords.dataset import atomic
 from kvrecords.dataset.document import Document, parse_document
 from kvrecords.tools import fmt as formatting
@@ -59,7 +59,7 @@ def dataset_files(root: Path) -> list[Path]:
 
 
 def test_seed_is_stable_after_one_run(record_schema: dict[str, Any]) -> None:
-    seed = (REPO / SEED).read_text(encoding="utf-8")
+    seed = (FIXTURE_DATASET / SEED).read_text(encoding="utf-8")
     once = format_text(seed, "record", record_schema)
     assert format_text(once, "record", record_schema) == once
     assert data_of(once) == data_of(seed)
@@ -120,7 +120,7 @@ def _shuffled(text: str) -> str:
 
 
 def test_shuffled_keys_come_back_in_schema_order(record_schema: dict[str, Any]) -> None:
-    seed = (REPO / SEED).read_text(encoding="utf-8")
+    seed = (FIXTURE_DATASET / SEED).read_text(encoding="utf-8")
     shuffled = _shuffled(seed)
     assert data_of(shuffled) == data_of(seed)
     assert shuffled.split(":")[0] != "id"  # the last key of the seed comes first now
@@ -395,13 +395,42 @@ def test_fmt_check_on_a_tab_after_a_colon_names_the_file(dataset: Path) -> None:
 def test_yaml_ruamel_cannot_read_is_reported_at_its_place(
     record_schema: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # were tabs left in, ruamel would refuse the file: the message says where and why
+    # were tabs left in, ruamel would refuse the file: the message says where and why. The
+    # string '1_000' (a number to ruamel) is what makes fmt ask for ruamel's own tree.
     monkeypatch.setattr(formatting, "_untabbed", lambda text: text)
+    text = "id: x\nconfidence:\t0.62\nnotes: 1_000\n"
     with pytest.raises(UnsafeFormat) as refused:
-        format_text("id: x\nconfidence:\t0.62\n", "record", record_schema, display_path="r.yaml")
+        format_text(text, "record", record_schema, display_path="r.yaml")
     message = str(refused.value)
     assert message.startswith("r.yaml:2:12: ruamel.yaml, which fmt writes with, cannot read")
     assert "\n" not in message and "nothing written" in message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "notes: 1_000\n",  # a number to ruamel, text to the safe reader: written as ruamel does
+        "notes: >-\n  a folded string,\n\n  then a   second paragraph kept as it is\n",
+        "'id': x\n",  # a quoted key
+        "published: 2026-09-02\nflags: [--a, 'b c', \"d\"]\nnotes: |\n  one\n  two\n",
+    ],
+)
+def test_the_tree_from_events_formats_as_ruamels_own_tree(
+    record_schema: dict[str, Any], monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    fast = format_text(text, "record", record_schema)
+    monkeypatch.setattr(formatting, "_tree_from_events", lambda text: None)
+    assert fast == format_text(text, "record", record_schema)
+
+
+def test_the_tree_from_events_formats_every_test_dataset_file_as_ruamels_own_tree(
+    fixture_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = sorted((fixture_root / "records").rglob("*.yaml"))
+    files += sorted((fixture_root / "models").glob("*.yaml"))
+    fast = [formatting._format_path(path, fixture_root)[1] for path in files]
+    monkeypatch.setattr(formatting, "_tree_from_events", lambda text: None)
+    assert [formatting._format_path(path, fixture_root)[1] for path in files] == fast
 
 
 # ---- comments -------------------------------------------------------------------------------
@@ -465,7 +494,7 @@ runs:
 def test_formatting_is_idempotent(record_schema: dict[str, Any]) -> None:
     once = format_text(COMMENTED, "record", record_schema)
     assert format_text(once, "record", record_schema) == once
-    shuffled = format_text(_shuffled((REPO / SEED).read_text()), "record", record_schema)
+    shuffled = format_text(_shuffled((FIXTURE_DATASET / SEED).read_text()), "record", record_schema)
     assert format_text(shuffled, "record", record_schema) == shuffled
 
 
@@ -489,7 +518,7 @@ def test_a_change_of_data_is_refused(
 
     monkeypatch.setattr(formatting._Builder, "scalar", corrupt)
     with pytest.raises(UnsafeFormat, match="change the data"):
-        format_text((REPO / SEED).read_text(), "record", record_schema)
+        format_text((FIXTURE_DATASET / SEED).read_text(), "record", record_schema)
 
 
 def test_a_rewritten_number_is_refused(
@@ -622,5 +651,5 @@ def test_create_new_never_overwrites(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_no_line_of_a_formatted_seed_has_trailing_space(record_schema: dict[str, Any]) -> None:
-    out = format_text((REPO / SEED).read_text(), "record", record_schema)
+    out = format_text((FIXTURE_DATASET / SEED).read_text(), "record", record_schema)
     assert not [line for line in out.split("\n") if re.search(r"\s$", line)]

@@ -99,8 +99,9 @@ def test_hostile_file_gets_a_located_problem_and_exit_1(name: str, dataset: Path
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
 def test_fmt_on_a_hostile_file_exits_1_with_its_place_and_changes_nothing(
-    name: str, dataset: Path
+    name: str, seed_dataset: Path
 ) -> None:
+    dataset = seed_dataset
     content, code = HOSTILE[name]
     path = write(dataset, name, content)
     before = snapshot(dataset)

@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
 SEED = "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml"
 OUTSIDE_THE_BUDGET = ("click", "dataclasses", "jsonschema", "ruamel")
 
@@ -26,10 +25,10 @@ print(code, loaded)
 """
 
 
-def test_a_clean_one_file_validate_loads_none_of_the_heavy_modules() -> None:
+def test_a_clean_one_file_validate_loads_none_of_the_heavy_modules(fixture_root: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-c", PROBE, "validate", SEED],
-        cwd=REPO,
+        cwd=fixture_root,
         capture_output=True,
         text=True,
         timeout=120,

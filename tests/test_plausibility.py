@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, copy_dataset, run_cli
+from conftest import FIXTURE_DATASET, REPO, copy_dataset, run_cli
 from kvrecords.checks.context import RecordContext
 from kvrecords.checks.hardware import HardwareCatalog
 from kvrecords.checks.plausibility import (
@@ -223,8 +223,8 @@ def test_compute_types_follow_the_weights() -> None:
 LIMIT_5090 = Fraction(3184, 100) * GIB  # one RTX 5090: 31.84 GiB = 34,187,939,676.16 B
 
 
-def test_seed_fit_on_both_readings() -> None:
-    fit = evaluations_of(REPO, SEED)["run 'cold': fit"]
+def test_seed_fit_on_both_readings(fixture_root: Path) -> None:
+    fit = evaluations_of(fixture_root, SEED)["run 'cold': fit"]
     assert fit.favourable is not None and fit.likely is not None
     # favourable: 27B read off the name is at least 26.5e9; "quantized" with vLLM is at least
     # IQ1_S, 1.5625 bits: 26.5e9 x 1.5625 / 8 = 5,175,781,250 B; the KV dtype is not stated,
@@ -236,8 +236,8 @@ def test_seed_fit_on_both_readings() -> None:
     assert fit.checked and not fit.violated and "is 68% of 1 x 31.84 GiB" in fit.likely.margin()
 
 
-def test_seed_fit_claims_on_the_reading_that_favours_each() -> None:
-    ctx, inputs = context_of(REPO, SEED)
+def test_seed_fit_claims_on_the_reading_that_favours_each(fixture_root: Path) -> None:
+    ctx, inputs = context_of(fixture_root, SEED)
     fits, does_not_fit = evaluate_fit_claims(ctx, inputs)
     assert fits.favourable is not None and fits.likely is not None
     assert does_not_fit.favourable is not None and does_not_fit.likely is not None
@@ -252,8 +252,8 @@ def test_seed_fit_claims_on_the_reading_that_favours_each() -> None:
     assert not fits.violated and not does_not_fit.violated
 
 
-def test_seed_prefill_ceiling_on_both_readings() -> None:
-    prefill = evaluations_of(REPO, SEED)["run 'cold': prefill context / TTFT"]
+def test_seed_prefill_ceiling_on_both_readings(fixture_root: Path) -> None:
+    prefill = evaluations_of(fixture_root, SEED)["run 'cold': prefill context / TTFT"]
     assert prefill.favourable is not None and prefill.likely is not None
     # 150,000 tokens / 53.2 s = 2,819.55 tok/s
     assert prefill.favourable.value == Fraction(150_000_000, 53_200)
@@ -401,15 +401,11 @@ def test_stated_inputs_make_an_error(tmp_path: Path) -> None:
     assert run_cli("validate", cwd=root).returncode == 1
 
 
-def test_repository_records_have_no_hardware_problems() -> None:
-    assert validate(REPO).problems == []
-
-
 # ---- explain ----------------------------------------------------------------------------------
 
 
-def test_explain_the_seed() -> None:
-    text = explain_record(REPO, REPO / SEED)
+def test_explain_the_seed(fixture_root: Path) -> None:
+    text = explain_record(fixture_root, fixture_root / SEED)
     for expected in [
         "bytes per token: 16 layers x 4 kv heads x (256 + 256) x 2 B = 65,536 B/token",
         "KV at context: 65,536 B/token x 150,000 tokens = 9,830,400,000 B (9.16 GiB)",
@@ -426,10 +422,14 @@ def test_explain_the_seed() -> None:
         assert expected in text, expected
 
 
-@pytest.mark.parametrize("record", sorted((REPO / "records").rglob("*.yaml")), ids=lambda p: p.stem)
-def test_explain_every_record(record: Path) -> None:
-    text = explain_record(REPO, record)
-    assert text.startswith(record.relative_to(REPO).as_posix())
+@pytest.mark.parametrize(
+    "record",
+    sorted(p.relative_to(FIXTURE_DATASET) for p in (FIXTURE_DATASET / "records").rglob("*.yaml")),
+    ids=lambda p: p.stem,
+)
+def test_explain_every_record(fixture_root: Path, record: Path) -> None:
+    text = explain_record(fixture_root, fixture_root / record)
+    assert text.startswith(record.as_posix())
     assert "Plausibility" in text and "Not checked" in text
 
 

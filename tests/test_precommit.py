@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, copy_dataset
+from conftest import REPO, copy_dataset, with_docs
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -42,7 +42,7 @@ def repo(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     shutil.copy(REPO / ".pre-commit-config.yaml", root)
     (root / "tools").mkdir()
     shutil.copy(REPO / "tools" / "kvrecords", root / "tools")
-    shutil.copytree(REPO / "docs", root / "docs")
+    with_docs(root)
     # `make validate` leaves the environment in .venv; the hooks find it there, offline.
     (root / ".venv").symlink_to(Path(sys.prefix))
     (root / ".gitignore").write_text("/.venv\n")

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from conftest import copy_dataset
+from conftest import FIXTURE_DATASET, copy_dataset
 from kvrecords.dataset.document import MAX_FILE_BYTES, Document, parse_document
 from kvrecords.dataset.models import load_model_file
 from kvrecords.kv import prose
@@ -26,7 +26,7 @@ from kvrecords.problems import Problem
 from kvrecords.runner.validate import validate
 
 REPO = Path(__file__).resolve().parents[1]
-SEED = REPO / "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml"
+SEED = FIXTURE_DATASET / "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml"
 MODEL_IDS = sorted(p.stem for p in (REPO / "models").glob("*.yaml"))
 
 PROPERTY_SETTINGS = settings(
@@ -129,7 +129,10 @@ def test_validate_never_raises_on_a_mutated_seed(
 
 
 # The seed and a record with an alternative that states its own figures
-KEY_RECORDS = [SEED, REPO / "records/kv-efficiency/gguf-parser-gpt-oss-20b-swa-kv-estimate.yaml"]
+KEY_RECORDS = [
+    SEED,
+    FIXTURE_DATASET / "records/kv-efficiency/gguf-parser-gpt-oss-20b-swa-kv-estimate.yaml",
+]
 
 
 @pytest.mark.parametrize("record", KEY_RECORDS, ids=lambda path: path.stem)

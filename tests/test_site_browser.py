@@ -37,9 +37,9 @@ except ImportError:  # pragma: no cover - reported by the fixture as a failure, 
 
 
 @pytest.fixture(scope="module")
-def site() -> Iterator[Path]:
+def site(fixture_root: Path) -> Iterator[Path]:
     folder = Path(tempfile.mkdtemp(prefix="kvrecords-site-"))
-    build_site(REPO, folder)
+    build_site(fixture_root, folder)
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
 

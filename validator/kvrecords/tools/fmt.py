@@ -31,6 +31,7 @@ import functools
 import io
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -182,8 +183,6 @@ def format_data(data: dict[str, Any], kind: str, schema: dict[str, Any]) -> str:
 
 
 def _format_document(original: Document, schema: dict[str, Any], schema_ref: str) -> str:
-    from ruamel.yaml import YAML
-
     # One kind of line break, so that positions, comments and ruamel agree on the lines; tabs
     # between tokens, which libyaml accepts and ruamel does not, as spaces (column for column).
     document = original
@@ -191,21 +190,155 @@ def _format_document(original: Document, schema: dict[str, Any], schema_ref: str
     if text != original.text:
         document = _parsed(text, original.path)
     comments = _without_modelines(_comments(text), document)
-    from ruamel.yaml.error import YAMLError
-
-    loader = YAML(typ="rt")
-    loader.preserve_quotes = True
     builder = _Builder(document, _SchemaView(schema))
+    tree = _tree_from_events(text)
     try:
-        tree = loader.load(text)
-    except YAMLError as error:  # ruamel reads a corner of YAML differently: leave the file
-        raise UnsafeFormat(_unreadable(original.path, error)) from None
-    body = builder.dump(builder.build(tree, document.data, (), schema, 0, in_flow=False))
+        if tree is None:
+            raise _NeedsRoundTrip
+        body = builder.dump(builder.build(tree, document.data, (), schema, 0, in_flow=False))
+    except _NeedsRoundTrip:
+        tree = _round_trip_tree(text, original.path)
+        body = builder.dump(builder.build(tree, document.data, (), schema, 0, in_flow=False))
     laid_out = _parsed(body, original.path)
     commented = _with_comments(body, laid_out, _anchor(comments, document))
     result = f"{MODELINE_PREFIX}{schema_ref}\n{commented}"
     _guard(original, result, comments)
     return result
+
+
+class _NeedsRoundTrip(Exception):
+    """The tree built from libyaml's events cannot say what ruamel's own reader would."""
+
+
+def _round_trip_tree(text: str, display_path: str) -> Any:
+    """ruamel.yaml's round-trip tree of ``text``: exact for every scalar style and type, and
+    about five times slower than ``_tree_from_events``, so used only where that one cannot
+    answer."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    loader = YAML(typ="rt")
+    loader.preserve_quotes = True
+    try:
+        return loader.load(text)
+    except YAMLError as error:  # ruamel reads a corner of YAML differently: leave the file
+        raise UnsafeFormat(_unreadable(display_path, error)) from None
+
+
+def _tree_from_events(text: str) -> Any:
+    """The tree ruamel's round-trip reader (quotes kept) would build, from libyaml's events.
+
+    The builder uses of that tree only the mappings' and sequences' flow style, the keys, each
+    string's style and the text of a string ruamel types otherwise; those are built here from
+    libyaml's events. None when a key is quoted or not a scalar (ruamel keeps a key's quotes);
+    a folded string's own fold positions, and the value of a string ruamel types otherwise,
+    are asked for only where the builder needs them, which then asks for ruamel's tree. The text was read by the safe reader already, so it
+    parses and holds no anchor or tag.
+    """
+    import yaml
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.scalarstring import (
+        DoubleQuotedScalarString,
+        LiteralScalarString,
+        SingleQuotedScalarString,
+    )
+
+    scalar_types = {
+        "'": SingleQuotedScalarString,
+        '"': DoubleQuotedScalarString,
+        "|": LiteralScalarString,
+        ">": _EventFolded,
+    }
+    resolve = _ruamel_plain_tag
+    scalar, mapping_start, sequence_start = (
+        yaml.ScalarEvent,
+        yaml.MappingStartEvent,
+        yaml.SequenceStartEvent,
+    )
+    mapping_end, sequence_end = yaml.MappingEndEvent, yaml.SequenceEndEvent
+    stack: list[Any] = []
+    keys: list[Any] = []  # per open mapping: the key waiting for its value, else None
+    root: Any = None
+    events: Iterator[Any] = yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    for event in events:
+        kind = type(event)
+        if kind is scalar:
+            if event.style:
+                value: Any = scalar_types[event.style](event.value)
+            else:
+                tag = resolve(event.value)
+                if tag == "str":
+                    value = event.value
+                elif tag == "date":
+                    value = _date(event.value)
+                else:  # a number or null to both readers, or else a string ruamel types
+                    value = _EventTyped(event.value)
+        elif kind is mapping_start or kind is sequence_start:
+            value = CommentedMap() if kind is mapping_start else CommentedSeq()
+            if event.flow_style:
+                value.fa.set_flow_style()
+        elif kind is mapping_end or kind is sequence_end:
+            value = stack.pop()
+            keys.pop()
+            if not stack:
+                root = value
+            continue
+        else:
+            continue
+        if stack:
+            parent = stack[-1]
+            if isinstance(parent, list):
+                parent.append(value)
+            elif keys[-1] is None:
+                if kind is not scalar or event.style:
+                    return None  # a quoted or complex key: ruamel keeps its quotes
+                keys[-1] = value
+            else:
+                parent[keys[-1]] = value
+                keys[-1] = None
+        if kind is mapping_start or kind is sequence_start:
+            stack.append(value)
+            keys.append(None)
+    return root
+
+
+class _EventFolded(str):
+    """A folded string read from events: its own fold positions are not known (``_fresh``)."""
+
+
+class _EventTyped(str):
+    """A plain scalar ruamel types as other than a string or a date; where the safe reader
+    reads a string there, ruamel's typed value is written, so its tree is asked for."""
+
+
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _date(text: str) -> Any:
+    import datetime
+
+    return datetime.date.fromisoformat(text)
+
+
+@functools.cache
+def _ruamel_resolver() -> Any:
+    from ruamel.yaml.resolver import VersionedResolver
+
+    return VersionedResolver(version=None)
+
+
+@functools.lru_cache(maxsize=4096)
+def _ruamel_plain_tag(text: str) -> str:
+    """How ruamel's round-trip reader types a plain scalar: str, date (``2026-09-02``, which
+    it writes back as it was) or other."""
+    from ruamel.yaml.nodes import ScalarNode
+
+    tag = _ruamel_resolver().resolve(ScalarNode, text, (True, False))
+    if tag == "tag:yaml.org,2002:str":
+        return "str"
+    if tag == "tag:yaml.org,2002:timestamp" and _DATE.fullmatch(text):
+        return "date"
+    return "other"
 
 
 def _unreadable(display_path: str, error: Exception) -> str:
@@ -627,6 +760,8 @@ class _Builder:
             return value  # written canonically: null, true, false
         if isinstance(value, (int, float)):
             return _Number(self.document.written[path])
+        if isinstance(node, _EventTyped):
+            raise _NeedsRoundTrip
         if not isinstance(node, str):
             return node  # a string ruamel types otherwise (2026-09-02, 1_000): its text is kept
         if in_flow:
@@ -673,6 +808,8 @@ def _fresh(node: str) -> Any:
     """The same scalar in the same style, without ruamel's attached comment (written by us)."""
     from ruamel.yaml.scalarstring import FoldedScalarString, ScalarString
 
+    if isinstance(node, _EventFolded):
+        raise _NeedsRoundTrip  # its fold positions are in ruamel's tree
     if not isinstance(node, ScalarString):
         return str(node)
     copy = type(node)(str(node))
