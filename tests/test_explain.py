@@ -89,4 +89,5 @@ def test_an_engine_line_for_one_cache_shows_that_cache_recomputed(fixture_root: 
     assert first.startswith("  main: kv_bytes_reported 2048.00 MiB: llamacpp (")
     assert "allocates for its full_attention cache: K cache, 4 full-attention layers" in first
     assert "sliding-window" not in first
-    assert first.endswith(" = 2,147,483,648 B")
+    # llama.cpp's build is not mapped to an era: each era is tried, and the one that agrees says so
+    assert first.endswith(" = 2,147,483,648 B (agrees)")

@@ -13,6 +13,7 @@ from types import ModuleType
 from kvrecords.checks import (
     basis,
     dates,
+    engine_reported,
     files,
     hardware,
     measurements,
@@ -34,9 +35,11 @@ FAMILIES: tuple[ModuleType, ...] = (
     files,
     references,
     dates,
+    engine_reported,
     basis,
     measurements,
     runs,
+    engine_reported,
     prose,
     models,
     hardware,
@@ -78,6 +81,7 @@ def record_problems(
     prose, then physical plausibility against its hardware (KV301-KV706); ``models`` gives the
     sound model files runs and drafts name."""
     problems = [problem for check in RECORD_CHECKS for problem in check(record)]
+    problems += engine_reported.check_engine_reported(record, models)
     return problems + plausibility.plausibility_problems(record, catalog, models)
 
 

@@ -28,7 +28,6 @@ from kvrecords.kv.units import (
     Written,
     agrees,
     format_exact,
-    format_in_unit,
     format_number,
     parse_byte_quantity,
     rounds_to,
@@ -74,32 +73,7 @@ HEADLINE = Rule(
     "'warm' gives ttft_ms 2,300",
 )
 
-ENGINE_REPORTED = Rule(
-    "KV804",
-    "engine-reported",
-    "A kv_bytes_reported metric with engine_accounting equals what the engine model computes "
-    "for the run's engine, version, model and those settings (`kvrecords kv --engine`), for the "
-    "printed cache engine_accounting.cache names (the whole allocation by default), at the "
-    "precision written; a cache the engine does not build for the model is an error; an "
-    "engine, version or model the engine model does not cover warns.",
-    "An engine's printed size is evidence a reader can reproduce; it differs from the logical "
-    "bytes by padding, blocks and scales, so it is checked against the engine's own accounting, "
-    "not against kv_at_context. llama.cpp prints each of its caches on a line of its own, so a "
-    "quoted line is checked against the cache it sizes.",
-    "metrics:\n  - name: kv_bytes_reported\n    value: 1088.00 MiB\n    engine_accounting:\n"
-    "      context_tokens: 8192\n      options: {cache_type_k: q8_0, cache_type_v: q8_0}",
-    "value: 1024.00 MiB\n# KV804 kv_bytes_reported is 1024.00 MiB; llamacpp (latest) allocates "
-    "1,140,850,688 B = 1088.00 MiB",
-)
-
 _DECODE_METRICS = ("decode_tokens_per_s", "output_tokens_per_s")
-# Engine names as records write them, to the engine models' names.
-_ENGINE_MODELS = {
-    "llama.cpp": "llamacpp",
-    "llamacpp": "llamacpp",
-    "vllm": "vllm",
-    "sglang": "sglang",
-}
 
 
 class Bounds(NamedTuple):
@@ -273,7 +247,7 @@ def _tie(
         if cardable:
             name, value = cardable[0]
             message = (
-                f"{field} is null; headline run '{headline.id}' gives {name} {_show(value)}: "
+                f"{field} is null; headline run '{headline.id}' gives {name} {show_figure(value)}: "
                 "state it"
             )
             yield record.problem(HEADLINE, (field,), message)
@@ -281,11 +255,11 @@ def _tie(
     if any(card == value for _, value in given):
         return
     if given:
-        shown = " or ".join(f"{name} {_show(value)}" for name, value in given)
-        message = f"{field} is {_show(card)}; headline run '{headline.id}' gives {shown}"
+        shown = " or ".join(f"{name} {show_figure(value)}" for name, value in given)
+        message = f"{field} is {show_figure(card)}; headline run '{headline.id}' gives {shown}"
     else:
         message = (
-            f"{field} is {_show(card)}; headline run '{headline.id}' has no "
+            f"{field} is {show_figure(card)}; headline run '{headline.id}' has no "
             f"{' or '.join(names)}: add the figure to the run, or make this null"
         )
     yield record.problem(HEADLINE, (field,), message)
@@ -295,7 +269,8 @@ def _is_bound(value: Any) -> bool:
     return isinstance(value, dict) and len(value) == 1 and set(value) <= {"min", "max"}
 
 
-def _show(value: Any) -> str:
+def show_figure(value: Any) -> str:
+    """A stated figure as messages show it: a number grouped, a range as its parts."""
     if isinstance(value, dict):
         return ", ".join(f"{key} {format_number(inner)}" for key, inner in value.items())
     return format_number(value) if isinstance(value, (int, float)) else str(value)
@@ -596,146 +571,6 @@ def check_run_derivations(record: RecordContext) -> Iterator[Problem]:
             yield record.problem(derivation.rule, derivation.path, message)
 
 
-# ---- KV804: what the engine printed ------------------------------------------------------------
-
-
-class EngineCheck(NamedTuple):
-    """A kv_bytes_reported metric against the engine model: the bytes each candidate accounting
-    gives for the printed cache the metric names (one per version the record allows), or why
-    none was computed."""
-
-    item: Measured
-    candidates: tuple[tuple[int, str], ...]  # (bytes, working) per accounting tried
-    why_not: str = ""  # why no accounting was computed
-    version_assumed: bool = False  # no version stated or mapped: the latest accounting only
-    no_such_cache: bool = False  # why_not: no accounting builds the cache named, an error
-
-
-def engine_checks(record: RecordContext) -> list[EngineCheck]:
-    """Every engine-reported KV size that states its engine accounting, recomputed."""
-    found = []
-    methodology = record.data["methodology"]
-    for run in runs(record.data):
-        for index, metric in enumerate(run.stated.get("metrics", [])):
-            accounting = metric.get("engine_accounting")
-            if metric["name"] != "kv_bytes_reported" or accounting is None:
-                continue
-            item = Measured(run, index, metric)
-            engine = run.stated.get("engine") or methodology["engine"]
-            name = _ENGINE_MODELS.get(engine["name"])
-            if name is None:
-                found.append(EngineCheck(item, (), f"no engine model for {engine['name']}"))
-            elif "model" in run.stated and run.stated["model"] != record.data["model"]:
-                why = f"the engine model is run on {record.model_display} only"
-                found.append(EngineCheck(item, (), why))
-            else:
-                found.append(_engine_check(record, item, name, engine.get("version"), accounting))
-    return found
-
-
-def _engine_check(
-    record: RecordContext,
-    item: Measured,
-    name: str,
-    stated_version: str | None,
-    accounting: dict[str, Any],
-) -> EngineCheck:
-    """The accountings a record allows: the one ``engine_accounting.version`` names; else for
-    llama.cpp every era (builds are not mapped to eras, so the reading most favourable to the
-    record), for the others the engine's stated release, or the latest accounting when none is
-    stated."""
-    from kvrecords.kv.engines import TOTAL, EngineError, NoSuchCache, bytes_of, engine_report
-    from kvrecords.kv.engines.llamacpp import ERAS
-
-    versions: list[str] = [accounting["version"]] if "version" in accounting else []
-    assumed = False
-    if not versions and name == "llamacpp":
-        versions = list(ERAS)
-    elif not versions:
-        versions, assumed = ([stated_version], False) if stated_version else (["latest"], True)
-    cache = accounting.get("cache", TOTAL)
-    candidates = []
-    errors = []
-    without_cache = []
-    for version in versions:
-        try:
-            report = engine_report(
-                record.model,
-                name,
-                accounting["context_tokens"],
-                version,
-                **accounting.get("options", {}),
-            )
-            parts = report.cache_parts(cache)
-        except NoSuchCache as error:
-            without_cache.append(str(error))
-            continue
-        except (EngineError, TypeError) as error:
-            errors.append(f"{name} {version}: {error}")
-            continue
-        engine_bytes = bytes_of(parts)
-        if engine_bytes is not None:
-            working = "; ".join(f"{part.name}: {part.how}" for part in parts)
-            which = "" if cache == TOTAL else f" for its {cache} cache:"
-            candidates.append(
-                (engine_bytes, f"{name} ({report.version}) allocates{which} {working}")
-            )
-    if candidates:
-        return EngineCheck(item, tuple(candidates), version_assumed=assumed)
-    if without_cache:  # the newest accounting says which caches there are
-        others = (
-            f" (nor does any other of the {len(without_cache)} accountings tried)"
-            if len(without_cache) > 1
-            else ""
-        )
-        return EngineCheck(item, (), f"{without_cache[-1]}{others}", no_such_cache=True)
-    return EngineCheck(item, (), "; ".join(errors) or f"{record.model_display} lacks a dimension")
-
-
-def check_engine_reported(record: RecordContext) -> Iterator[Problem]:
-    """KV804: each engine-reported KV size with its accounting agrees with the engine model."""
-    for check in engine_checks(record):
-        path = check.item.value_path
-        if check.no_such_cache:
-            cache_path = (*check.item.path, "engine_accounting", "cache")
-            cache = check.item.stated["engine_accounting"]["cache"]
-            message = f"engine_accounting.cache is {cache}; {check.why_not}"
-            yield record.problem(ENGINE_REPORTED, cache_path, message)
-            continue
-        if not check.candidates:
-            message = f"kv_bytes_reported not checked: {check.why_not}"
-            yield record.problem(ENGINE_REPORTED, path, message)._replace(severity="warning")
-            continue
-        stated = check.item.stated["value"]
-        if any(_reported_agrees(record, path, stated, engine) for engine, _ in check.candidates):
-            continue
-        engine_bytes, working = check.candidates[-1]
-        quantity = parse_byte_quantity(stated) if isinstance(stated, str) else None
-        shown = stated if isinstance(stated, str) else _show(stated)
-        in_unit = ""
-        if quantity is not None:
-            in_unit = f" = {format_in_unit(engine_bytes, quantity.unit, quantity.number.decimals)}"
-        message = f"kv_bytes_reported is {shown}; {working} = {engine_bytes:,} B{in_unit}"
-        if len(check.candidates) > 1:
-            message += f" (and no other of the {len(check.candidates)} accountings agrees)"
-        problem = record.problem(ENGINE_REPORTED, path, message)
-        if check.version_assumed:
-            message += "; the engine version is not stated, so this is the latest accounting"
-            problem = record.problem(ENGINE_REPORTED, path, message)._replace(severity="warning")
-        yield problem
-
-
-def _reported_agrees(record: RecordContext, path: JsonPath, stated: Any, engine_bytes: int) -> bool:
-    if isinstance(stated, str):
-        quantity = parse_byte_quantity(stated)
-        assert quantity is not None  # the schema admits only byte figures as text
-        return quantity.agrees_with_bytes(Fraction(engine_bytes))
-    if isinstance(stated, dict):
-        bounds = value_bounds(record, path)
-        return isinstance(bounds, Bounds) and bounds.low <= engine_bytes <= bounds.high
-    return bool(stated == engine_bytes)
-
-
 def check_runs(record: RecordContext) -> Iterator[Problem]:
     """Every check of a record's runs, in file order of concern."""
     yield from check_references(record)
@@ -743,4 +578,3 @@ def check_runs(record: RecordContext) -> Iterator[Problem]:
     yield from check_headline(record)
     yield from check_comparisons(record)
     yield from check_run_derivations(record)
-    yield from check_engine_reported(record)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kvrecords.checks.context import RecordContext
+from kvrecords.checks.engine_reported import engine_checks
 from kvrecords.checks.hardware import HardwareCatalog
 from kvrecords.checks.measurements import (
     BYTES_NOT_RECOMPUTED,
@@ -34,7 +35,6 @@ from kvrecords.checks.runs import (
     RunDerivation,
     comparison_unit,
     comparisons,
-    engine_checks,
     run_derivations,
     unit_suffix,
 )
@@ -114,7 +114,7 @@ def explain_lines(
     lines = _model_section(record)
     lines += _hardware_section(record, hardware)
     lines += _kv_section(record)
-    lines += _runs_section(record)
+    lines += _runs_section(record, models)
     evaluations = all_evaluations(record, Inputs(hardware, models))
     assumptions = _assumptions_used(evaluations)
     lines += _plausibility_section(evaluations, assumptions)
@@ -339,7 +339,7 @@ _RUN_SETTINGS = (
 )
 
 
-def _runs_section(record: RecordContext) -> list[str]:
+def _runs_section(record: RecordContext, models: ModelLookup | None) -> list[str]:
     """Each run with what it sets and measures, each comparison recomputed, each derivation."""
     lines = ["Runs"]
     for run in runs(record.data):
@@ -368,17 +368,20 @@ def _runs_section(record: RecordContext) -> list[str]:
         lines.append(f"{INDENT}{head}: {comparison.working} = {shown} (stated {stated['stated']})")
     lines.append("Derived from each run's measurements")
     lines += [_run_derivation_line(derivation) for derivation in run_derivations(record)]
-    checks = engine_checks(record)
+    checks = engine_checks(record, models)
     if checks:
         lines.append("What the engine printed, against the engine model")
     for check in checks:
         where = (
             f"{INDENT}{check.item.run.id}: kv_bytes_reported {_flow(check.item.stated['value'])}"
         )
-        if not check.candidates:
+        for error in check.errors:
+            lines.append(f"{where}: not computed: {error.message}")
+        if not check.candidates and not check.errors:
             lines.append(f"{where}: not checked: {check.why_not}")
-        for engine_bytes, working in check.candidates:
-            lines.append(f"{where}: {working} = {engine_bytes:,} B")
+        for candidate in check.candidates:
+            verdict = "agrees" if candidate.agrees else "differs"
+            lines.append(f"{where}: {candidate.working} = {candidate.bytes:,} B ({verdict})")
     return lines
 
 

@@ -17,6 +17,8 @@ does not cover, ``NoSuchCache`` for a printed cache the engine does not build).
 
 from __future__ import annotations
 
+import typing
+
 from kvrecords.kv.engines import llamacpp, sglang, vllm
 from kvrecords.kv.engines.result import (
     CACHES,
@@ -32,10 +34,25 @@ from kvrecords.kv.engines.result import (
 from kvrecords.kv.geometry import Model
 
 ENGINES = ("llamacpp", "vllm", "sglang")
-_OPTIONS: dict[str, tuple[str, ...]] = {
-    "llamacpp": llamacpp.LlamaCppOptions._fields,
-    "vllm": vllm.VllmOptions._fields,
-    "sglang": sglang.SglangOptions._fields,
+_OPTION_TUPLES: dict[str, type[tuple[object, ...]]] = {
+    "llamacpp": llamacpp.LlamaCppOptions,
+    "vllm": vllm.VllmOptions,
+    "sglang": sglang.SglangOptions,
+}
+# The options whose value is one of a set, with the set (what a record's accounting is held to
+# before the engine model runs).
+_CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
+    "llamacpp": {
+        "cache_type_k": llamacpp.CACHE_TYPE_NAMES,
+        "cache_type_v": llamacpp.CACHE_TYPE_NAMES,
+        "flash_attn": llamacpp.FLASH_ATTN,
+        "version": llamacpp.VERSIONS,
+    },
+    "vllm": {
+        "kv_cache_dtype": vllm.KV_CACHE_DTYPES,
+        "mamba_ssm_cache_dtype": vllm.MAMBA_SSM_DTYPES,
+    },
+    "sglang": {"kv_cache_dtype": sglang.KV_CACHE_DTYPES, "version": sglang.VERSIONS},
 }
 
 __all__ = [
@@ -50,15 +67,32 @@ __all__ = [
     "UnknownValue",
     "bytes_of",
     "engine_report",
+    "option_choices",
     "option_names",
+    "option_types",
 ]
 
 
 def option_names(engine: str) -> tuple[str, ...]:
     """The option names an engine takes (besides ``version``)."""
-    if engine not in _OPTIONS:
+    return tuple(name for name in option_types(engine) if name != "version")
+
+
+def option_types(engine: str) -> dict[str, tuple[type, ...]]:
+    """Each option of an engine (``version`` too) with the types its value may have: ``int``
+    for a count, ``str`` for a name, ``bool`` for a switch."""
+    if engine not in _OPTION_TUPLES:
         raise UnknownValue("--engine", engine, ENGINES)
-    return tuple(name for name in _OPTIONS[engine] if name != "version")
+    hints = typing.get_type_hints(_OPTION_TUPLES[engine])
+    return {
+        name: tuple(t for t in typing.get_args(hint) or (hint,) if t is not type(None))
+        for name, hint in hints.items()
+    }
+
+
+def option_choices(engine: str, option: str) -> tuple[str, ...] | None:
+    """The values an option whose value is one of a set may take, else None."""
+    return _CHOICES.get(engine, {}).get(option)
 
 
 def engine_report(
