@@ -20,6 +20,7 @@ from kvrecords.checks import (
     models,
     plausibility,
     prose,
+    quotes,
     references,
     runs,
 )
@@ -40,6 +41,7 @@ FAMILIES: tuple[ModuleType, ...] = (
     measurements,
     runs,
     engine_reported,
+    quotes,
     prose,
     models,
     hardware,
@@ -68,6 +70,7 @@ RECORD_CHECKS = (
     basis.check_context_limit,
     measurements.check_ranges,
     runs.check_runs,
+    quotes.check_quotes,
     prose.check_prose,
 )
 
