@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -135,17 +134,6 @@ def validate(paths: tuple[Path, ...], output_format: str | None, strict: bool) -
     every record that depends on them: a changed model re-checks each record linking it.
     """
     sys.exit(run_validate(list(paths), output_format, strict))
-
-
-def _number(value: Fraction | None, *, round_up: bool = False) -> int | float | None:
-    """Exact values as JSON numbers: integers when whole; byte totals round up to whole bytes."""
-    if value is None:
-        return None
-    from kvrecords.kv import units
-
-    if value.denominator == 1:
-        return value.numerator
-    return units.round_up(value) if round_up else float(value)
 
 
 @cli.command()
@@ -316,22 +304,27 @@ def kv(
     if engine is None and (given or engine_version is not None):
         _fail(f"--{next(iter(given), 'engine_version').replace('_', '-')} needs --engine")
     path = _model_path(model)
-    geometry, report = _kv_report(path, dtype, state_dtype, context_tokens, layers_counted)
-    engine_report = None
-    if engine is not None:
-        engine_report = _engine_report(
-            geometry, engine, engine_version, report.context_tokens, given
-        )
+    from kvrecords.tools.kv_report import (
+        KvRequestError,
+        engine_allocation,
+        model_report,
+        report_json,
+        report_text,
+    )
+
+    try:
+        geometry, report = model_report(path, dtype, state_dtype, context_tokens, layers_counted)
+        allocation = None
+        if engine is not None:
+            allocation = engine_allocation(
+                geometry, engine, engine_version, report.context_tokens, given
+            )
+    except KvRequestError as error:
+        _fail(str(error))
     if output_format == "json":
-        data = _kv_json(report)
-        if engine_report is not None:
-            data.update(_engine_json(engine_report, report))
-        click.echo(json.dumps(data, indent=2))
+        click.echo(json.dumps(report_json(report, allocation), indent=2))
     else:
-        text = _kv_text(report)
-        if engine_report is not None:
-            text += "\n" + _engine_text(engine_report, report)
-        click.echo(text)
+        click.echo(report_text(report, allocation))
 
 
 def _model_path(model: str) -> Path:
@@ -350,145 +343,6 @@ def _model_path(model: str) -> Path:
     return path
 
 
-def _kv_report(
-    path: Path,
-    dtype: str,
-    state_dtype: str | None,
-    context_tokens: int | None,
-    layers_counted: str,
-) -> tuple[Any, Any]:
-    """The model in ``path`` and its KV arithmetic at ``context_tokens`` (by default the
-    model's own context length); exit 2 for an unreadable model or option."""
-    from kvrecords.dataset.models import load_model_file
-    from kvrecords.kv.arithmetic import kv_report, parse_element_type
-
-    try:
-        geometry = load_model_file(path)
-        element = parse_element_type(dtype)
-        state_element = parse_element_type(state_dtype) if state_dtype else None
-    except ValueError as error:
-        _fail(str(error))
-    if context_tokens is None:
-        context_tokens = _max_context(path)
-        if context_tokens is None:
-            _fail(f"{geometry.id} does not state its context length; give --context")
-    try:
-        report = kv_report(geometry, element, context_tokens, layers_counted, state_element)
-    except ValueError as error:
-        _fail(str(error))
-    return geometry, report
-
-
-# Which option belongs to which engine (each engine's own spelling on the command line).
-_ENGINE_OPTIONS: dict[str, tuple[str, ...]] = {
-    "llamacpp": (
-        "cache_type_k",
-        "cache_type_v",
-        "flash_attn",
-        "swa_full",
-        "ubatch",
-        "parallel",
-        "kv_unified",
-    ),
-    "vllm": (
-        "kv_cache_dtype",
-        "block_size",
-        "max_num_batched_tokens",
-        "tensor_parallel_size",
-        "mamba_ssm_cache_dtype",
-        "disable_hybrid_kv_cache_manager",
-    ),
-    "sglang": ("kv_cache_dtype", "page_size", "tensor_parallel_size"),
-}
-_SGLANG_NAMES = {"tensor_parallel_size": "tp_size"}
-
-
-def _engine_report(
-    geometry: Any, engine: str, version: str | None, context: int, given: dict[str, Any]
-) -> Any:
-    from kvrecords.kv.engines import EngineError, engine_report
-
-    stray = [name for name in given if name not in _ENGINE_OPTIONS[engine]]
-    if stray:
-        _fail(
-            f"--{stray[0].replace('_', '-')} is not an option of {engine}; its options: "
-            + ", ".join("--" + n.replace("_", "-") for n in _ENGINE_OPTIONS[engine])
-        )
-    if engine == "sglang":
-        given = {_SGLANG_NAMES.get(name, name): value for name, value in given.items()}
-    try:
-        return engine_report(geometry, engine, context, version or "latest", **given)
-    except EngineError as error:
-        _fail(f"{engine}: {error}")
-
-
-def _logical_total(report: Any) -> Fraction | None:
-    if report.kv_bytes_at_context is None or report.fixed_state_bytes is None:
-        return None
-    total: Fraction = report.kv_bytes_at_context + report.fixed_state_bytes
-    return total
-
-
-def _engine_json(engine_report: Any, report: Any) -> dict[str, Any]:
-    logical = _logical_total(report)
-    engine_bytes = engine_report.engine_kv_bytes
-    difference = None
-    if logical is not None and engine_bytes is not None:
-        difference = _number(engine_bytes - logical, round_up=True)
-    return {
-        "engine": engine_report.engine,
-        "engine_version": engine_report.version,
-        "engine_version_note": engine_report.version_note,
-        "engine_options": dict(engine_report.options),
-        "engine_context_meaning": engine_report.context_meaning,
-        "engine_kv_bytes": engine_bytes,
-        "logical_total_bytes": _number(logical, round_up=True),
-        "difference_bytes": difference,
-        "parts": [
-            {"name": part.name, "bytes": part.bytes, "how": part.how}
-            for part in engine_report.parts
-        ],
-        "engine_printed": list(engine_report.printed),
-        "engine_notes": list(engine_report.notes),
-    }
-
-
-def _engine_text(engine_report: Any, report: Any) -> str:
-    from kvrecords.kv.units import format_bytes_exact, format_exact
-
-    def amount(value: Fraction | int | None) -> str:
-        return "unknown" if value is None else format_bytes_exact(value)
-
-    options = ", ".join(f"{key}={value}" for key, value in engine_report.options)
-    lines = [
-        f"engine {engine_report.engine}, version {engine_report.version}: "
-        f"{engine_report.version_note}",
-        f"  context {engine_report.context_tokens:,} = {engine_report.context_meaning}",
-        f"  options: {options}",
-    ]
-    for part in engine_report.parts:
-        lines.append(f"  {part.name}: {amount(part.bytes)}")
-        lines.append(f"      {part.how}")
-    engine_bytes = engine_report.engine_kv_bytes
-    logical = _logical_total(report)
-    lines.append(f"engine allocates: {amount(engine_bytes)}")
-    lines.append(
-        f"logical ({report.dtype.name} KV, {report.state_dtype.name} state): {amount(logical)}"
-    )
-    if engine_bytes is not None and logical is not None and logical:
-        difference = engine_bytes - logical
-        sign = "+" if difference >= 0 else "-"
-        percent = format_exact(abs(difference) * 100 / logical)
-        lines.append(f"difference: {sign}{amount(abs(difference))}, {sign}{percent}%")
-    if engine_report.printed:
-        lines.append("the engine prints:")
-        lines += [f"  {line}" for line in engine_report.printed]
-    if engine_report.notes:
-        lines.append("why the figures differ:")
-        lines += [f"  - {note}" for note in engine_report.notes]
-    return "\n".join(lines)
-
-
 def _kv_from_log(path: Path) -> None:
     from kvrecords.tools.engine_logs import LogError, read_log_file, render
 
@@ -498,78 +352,6 @@ def _kv_from_log(path: Path) -> None:
         click.echo(f"kvrecords: {error}", err=True)
         sys.exit(1)
     click.echo(render(reading, path.name))
-
-
-def _max_context(path: Path) -> int | None:
-    from kvrecords.dataset.document import Document, read_document
-
-    document = read_document(path, str(path))
-    if isinstance(document, Document):
-        value = document.data.get("max_context_tokens")
-        return value if isinstance(value, int) else None
-    return None
-
-
-def _kv_json(report: Any) -> dict[str, Any]:
-    total = None
-    if report.kv_bytes_at_context is not None and report.fixed_state_bytes is not None:
-        total = report.kv_bytes_at_context + report.fixed_state_bytes
-    return {
-        "model": report.model.id,
-        "dtype": report.dtype.name,
-        "state_dtype": report.state_dtype.name,
-        "context_tokens": report.context_tokens,
-        "layers_counted": report.layers_counted,
-        "bytes_per_token": _number(report.bytes_per_token),
-        "kv_bytes_at_context": _number(report.kv_bytes_at_context, round_up=True),
-        "fixed_state_bytes": _number(report.fixed_state_bytes, round_up=True),
-        "total_bytes_at_context": _number(total, round_up=True),
-        "unknown": list(report.model.unknown),
-        "groups": [
-            {
-                "kind": cost.group.kind,
-                "layers": cost.group.layers,
-                "bytes_per_token": _number(cost.bytes_per_token),
-                "tokens_held": cost.tokens_held,
-                "kv_bytes": _number(cost.kv_bytes, round_up=True),
-                "state_bytes": _number(cost.state_bytes, round_up=True),
-                "formula": cost.token_formula,
-                "state_formula": cost.state_formula or None,
-            }
-            for cost in report.groups
-        ],
-    }
-
-
-def _kv_text(report: Any) -> str:
-    from kvrecords.kv.units import format_bytes_exact, format_exact
-
-    def amount(value: Fraction | None) -> str:
-        return "unknown" if value is None else format_bytes_exact(value)
-
-    model = report.model
-    lines = [
-        f"{model.id} ({model.name}): {report.dtype.name} KV, {report.state_dtype.name} state, "
-        f"{report.context_tokens:,} tokens, layers counted: {report.layers_counted}",
-    ]
-    for cost in report.groups:
-        lines.append(f"  {cost.group.kind:<17} {cost.token_formula}")
-        if cost.bytes_per_token:
-            window = " (window)" if cost.tokens_held < report.context_tokens else ""
-            lines.append(
-                f"  {'':<17} holds {cost.tokens_held:,} tokens{window}: {amount(cost.kv_bytes)}"
-            )
-        if cost.state_formula:
-            lines.append(f"  {'':<17} state {cost.state_formula}")
-    per_token = report.bytes_per_token
-    lines += [
-        f"bytes per token (while every layer grows): {'unknown' if per_token is None else format_exact(per_token) + ' B'}",
-        f"KV bytes at {report.context_tokens:,} tokens: {amount(report.kv_bytes_at_context)}",
-        f"fixed state per sequence: {amount(report.fixed_state_bytes)}",
-    ]
-    if model.unknown:
-        lines.append(f"unknown in models/{model.id}.yaml: {', '.join(model.unknown)}")
-    return "\n".join(lines)
 
 
 @cli.command()
