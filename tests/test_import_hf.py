@@ -594,7 +594,7 @@ def test_supported_model_types() -> None:
 
 
 def test_the_command_help_lists_the_supported_model_types() -> None:
-    from kvrecords.cli.commands import HF_MODEL_TYPES
+    from kvrecords.cli.choices import HF_MODEL_TYPES
 
     assert HF_MODEL_TYPES == SUPPORTED_MODEL_TYPES
 
