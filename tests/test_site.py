@@ -972,10 +972,6 @@ def test_the_build_reads_each_record_file_once(
         assert max(opened[p] for p in files) == 1, folder
 
 
-def test_the_rows_are_exports_rows() -> None:
-    assert [entry.row for entry in gather(REPO).records] == rows(REPO)
-
-
 def test_validating_does_not_load_jinja() -> None:
     code = (
         "import sys; from kvrecords.cli.main import main; import kvrecords.cli.app; "
