@@ -1,5 +1,15 @@
 """The values the command line offers, repeated from the library so that ``kvrecords --help``
-starts without loading it; a test ties each to its source."""
+starts without loading it (a test ties each to its source), and the options of a KV basis that
+kv and new both take."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import click
+
+_Command = TypeVar("_Command", bound=Callable[..., object])
 
 # kv.arithmetic.LAYER_BASES, for kv's and new's --layers (tests/test_arithmetic.py ties them)
 LAYER_BASES = ("cache", "full_attention", "all_layers_as_full_attention")
@@ -77,3 +87,20 @@ HF_MODEL_TYPES = (
     "qwen3_moe",
     "qwen3_next",
 )
+
+
+def dtype_option(help: str) -> Callable[[_Command], _Command]:
+    """``--dtype``: the KV element type, bf16 unless given."""
+    return click.option("--dtype", default="bf16", show_default=True, help=help)
+
+
+def layers_option(help: str) -> Callable[[_Command], _Command]:
+    """``--layers``: which layers the figures count, one of LAYER_BASES (cache unless given)."""
+    return click.option(
+        "--layers",
+        "layers_counted",
+        default="cache",
+        show_default=True,
+        type=click.Choice(LAYER_BASES),
+        help=help,
+    )

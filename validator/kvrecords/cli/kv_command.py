@@ -13,11 +13,12 @@ import click
 from kvrecords.cli.choices import (
     ENGINES,
     KV_CACHE_DTYPES,
-    LAYER_BASES,
     LLAMACPP_CACHE_TYPES,
     LLAMACPP_VERSIONS,
     SGLANG_KV_CACHE_DTYPES,
     VLLM_KV_CACHE_DTYPES,
+    dtype_option,
+    layers_option,
 )
 from kvrecords.cli.common import dataset_root, fail
 
@@ -30,23 +31,11 @@ from kvrecords.cli.common import dataset_root, fail
     type=click.IntRange(min=0),
     help="Context length in tokens; default: the model's max_context_tokens.",
 )
-@click.option(
-    "--dtype",
-    default="bf16",
-    show_default=True,
-    help="KV element type (bf16, fp8, int2-g32, nvfp4, ...).",
-)
+@dtype_option("KV element type (bf16, fp8, int2-g32, nvfp4, ...).")
 @click.option(
     "--state-dtype", help="Element type of the fixed state; default: the model's dtype, else bf16."
 )
-@click.option(
-    "--layers",
-    "layers_counted",
-    default="cache",
-    show_default=True,
-    type=click.Choice(LAYER_BASES),
-    help="Which layers count.",
-)
+@layers_option("Which layers count.")
 @click.option(
     "--format",
     "output_format",

@@ -5,22 +5,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
-from kvrecords.cli.choices import LAYER_BASES, TECHNIQUES
+from kvrecords.cli.choices import TECHNIQUES, dtype_option, layers_option
 from kvrecords.cli.common import dataset_root, fail
 
 
 @click.command()
 @click.option("--slug", help="The record's slug: records/kv-efficiency/<slug>.yaml.")
 @click.option("--model", "model_id", help="Model id from models/.")
-@click.option(
-    "--dtype",
-    default="bf16",
-    show_default=True,
-    help="KV element type (bf16, fp8, int2-g32, nvfp4, ...), as for kvrecords kv.",
-)
+@dtype_option("KV element type (bf16, fp8, int2-g32, nvfp4, ...), as for kvrecords kv.")
 @click.option(
     "--dtype-stated/--dtype-assumed",
     default=False,
@@ -30,15 +26,10 @@ from kvrecords.cli.common import dataset_root, fail
 @click.option(
     "--context", "context_tokens", type=click.IntRange(min=1), help="Context length in tokens."
 )
-@click.option(
-    "--layers",
-    "layers_counted",
-    default="cache",
-    show_default=True,
-    type=click.Choice(LAYER_BASES),
-    help="Which layers the basis counts: cache (every layer as the model is, windows capped), "
+@layers_option(
+    "Which layers the basis counts: cache (every layer as the model is, windows capped), "
     "full_attention (only full-attention layers) or all_layers_as_full_attention (the "
-    "counterfactual where every layer is full attention).",
+    "counterfactual where every layer is full attention)."
 )
 @click.option("--source-url", help="URL of the source.")
 @click.option(
@@ -63,22 +54,7 @@ from kvrecords.cli.common import dataset_root, fail
     "form (.github/ISSUE_TEMPLATE/record.yml), saved to a file; options given beside it win "
     "over the issue's answers.",
 )
-def new(
-    slug: str | None,
-    model_id: str | None,
-    dtype: str,
-    dtype_stated: bool,
-    context_tokens: int | None,
-    layers_counted: str,
-    source_url: str | None,
-    publisher: str,
-    techniques: tuple[str, ...],
-    accelerator: str | None,
-    count: int | None,
-    engine: str,
-    engine_version: str | None,
-    issue_body: Path | None,
-) -> None:
+def new(issue_body: Path | None, **options: Any) -> None:
     """Scaffold a record with its KV arithmetic already computed from the model.
 
     Measured fields are null and listed under not_stated with a TODO reason; fill them from
@@ -91,25 +67,12 @@ def new(
     if issue_body is not None:
         _new_from_issue(root, issue_body)
         return
-    if slug is None or model_id is None:
+    slug = options["slug"]
+    if slug is None or options["model_id"] is None:
         fail("give --slug and --model, or --from-issue FILE")
+    options["techniques"] = list(options["techniques"]) or ["baseline"]
     try:
-        text = scaffold_record(
-            root,
-            slug=slug,
-            model_id=model_id,
-            dtype=dtype,
-            dtype_stated=dtype_stated,
-            context_tokens=context_tokens,
-            layers_counted=layers_counted,
-            source_url=source_url,
-            publisher=publisher,
-            techniques=list(techniques) or ["baseline"],
-            accelerator=accelerator,
-            count=count,
-            engine=engine,
-            engine_version=engine_version,
-        )
+        text = scaffold_record(root, **options)
         path = write_scaffold(root, slug, text)
     except (ValueError, FileExistsError) as error:
         fail(str(error))
@@ -124,22 +87,8 @@ def _wrote_scaffold(root: Path, path: Path) -> None:
     )
 
 
-# new's options by the ScaffoldInputs field each one sets
-_SCAFFOLD_OPTIONS = {
-    "slug": "slug",
-    "model_id": "model_id",
-    "dtype": "dtype",
-    "dtype_stated": "dtype_stated",
-    "context_tokens": "context_tokens",
-    "layers_counted": "layers_counted",
-    "source_url": "source_url",
-    "publisher": "publisher",
-    "techniques": "techniques",
-    "accelerator": "accelerator",
-    "count": "accelerator_count",
-    "engine": "engine",
-    "engine_version": "engine_version",
-}
+# new's options that ScaffoldInputs names otherwise (scaffold_record takes them as given)
+_SCAFFOLD_FIELDS = {"count": "accelerator_count"}
 
 
 def _new_from_issue(root: Path, issue_body: Path) -> None:
@@ -150,9 +99,10 @@ def _new_from_issue(root: Path, issue_body: Path) -> None:
 
     context = click.get_current_context()
     overrides = {
-        field: context.params[option]
-        for option, field in _SCAFFOLD_OPTIONS.items()
-        if context.get_parameter_source(option) == ParameterSource.COMMANDLINE
+        _SCAFFOLD_FIELDS.get(option, option): value
+        for option, value in context.params.items()
+        if option != "issue_body"
+        and context.get_parameter_source(option) == ParameterSource.COMMANDLINE
     }
     if "techniques" in overrides:
         overrides["techniques"] = list(overrides["techniques"])
