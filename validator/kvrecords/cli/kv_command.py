@@ -188,12 +188,10 @@ def kv(
     )
 
     try:
-        geometry, report = model_report(path, dtype, state_dtype, context_tokens, layers_counted)
+        report = model_report(path, dtype, state_dtype, context_tokens, layers_counted)
         allocation = None
         if engine is not None:
-            allocation = engine_allocation(
-                geometry, engine, engine_version, report.context_tokens, given
-            )
+            allocation = engine_allocation(report, engine, engine_version, given)
     except KvRequestError as error:
         fail(str(error))
     if output_format == "json":

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.models import load_model_file
 from kvrecords.kv.arithmetic import KvReport, kv_report, parse_element_type
-from kvrecords.kv.geometry import Model
 from kvrecords.kv.units import format_bytes_exact, format_exact, round_up
 
 if TYPE_CHECKING:  # the engine models load only when an engine is asked for
@@ -30,8 +29,8 @@ def model_report(
     state_dtype: str | None,
     context_tokens: int | None,
     layers_counted: str,
-) -> tuple[Model, KvReport]:
-    """The model in ``path`` and its KV arithmetic at ``context_tokens`` (by default the
+) -> KvReport:
+    """The KV arithmetic of the model in ``path`` at ``context_tokens`` (by default the
     model's own context length)."""
     try:
         model = load_model_file(path)
@@ -44,10 +43,9 @@ def model_report(
         if context_tokens is None:
             raise KvRequestError(f"{model.id} does not state its context length; give --context")
     try:
-        report = kv_report(model, element, context_tokens, layers_counted, state_element)
+        return kv_report(model, element, context_tokens, layers_counted, state_element)
     except ValueError as error:
         raise KvRequestError(str(error)) from error
-    return model, report
 
 
 def _max_context(path: Path) -> int | None:
@@ -60,7 +58,7 @@ def _max_context(path: Path) -> int | None:
 
 
 # Which option belongs to which engine, by the command line's names for them.
-ENGINE_OPTIONS: dict[str, tuple[str, ...]] = {
+_ENGINE_OPTIONS: dict[str, tuple[str, ...]] = {
     "llamacpp": (
         "cache_type_k",
         "cache_type_v",
@@ -85,26 +83,24 @@ _SGLANG_NAMES = {"tensor_parallel_size": "tp_size"}
 
 
 def engine_allocation(
-    model: Model,
-    engine: str,
-    version: str | None,
-    context_tokens: int,
-    options: Mapping[str, object],
+    report: KvReport, engine: str, version: str | None, options: Mapping[str, object]
 ) -> EngineReport:
-    """What ``engine`` allocates for ``model`` at the context with the ``options`` given (by
-    the command line's names; a version of None is the latest)."""
+    """What ``engine`` allocates for the report's model at its context with the ``options``
+    given (by the command line's names; a version of None is the latest)."""
     from kvrecords.kv.engines import EngineError, engine_report
 
-    stray = [name for name in options if name not in ENGINE_OPTIONS[engine]]
+    stray = [name for name in options if name not in _ENGINE_OPTIONS[engine]]
     if stray:
         raise KvRequestError(
             f"--{stray[0].replace('_', '-')} is not an option of {engine}; its options: "
-            + ", ".join("--" + n.replace("_", "-") for n in ENGINE_OPTIONS[engine])
+            + ", ".join("--" + n.replace("_", "-") for n in _ENGINE_OPTIONS[engine])
         )
     if engine == "sglang":
         options = {_SGLANG_NAMES.get(name, name): value for name, value in options.items()}
     try:
-        return engine_report(model, engine, context_tokens, version or "latest", **options)
+        return engine_report(
+            report.model, engine, report.context_tokens, version or "latest", **options
+        )
     except EngineError as error:
         raise KvRequestError(f"{engine}: {error}") from error
 
