@@ -95,7 +95,8 @@ def _new_from_issue(root: Path, issue_body: Path) -> None:
     from click.core import ParameterSource
 
     from kvrecords.tools.issue_form import IssueFormError, read_issue_body
-    from kvrecords.tools.scaffold import scaffold_from_issue, write_scaffold
+    from kvrecords.tools.issue_scaffold import scaffold_from_issue
+    from kvrecords.tools.scaffold import write_scaffold
 
     context = click.get_current_context()
     overrides = {
