@@ -625,8 +625,8 @@ def run_profile(kv_python: Path, dataset: Dataset) -> tuple[dict[str, Any], str]
     progress(f"profiling: -X importtime, and cProfile of validate() on N={dataset.n:,}")
     one = dataset.record_paths[len(dataset.record_paths) // 2]
     imports = {
-        "import kvrecords.cli.commands": import_times(
-            kv_python, ["-c", "import kvrecords.cli.commands"], dataset.root
+        "import kvrecords.cli.app": import_times(
+            kv_python, ["-c", "import kvrecords.cli.app"], dataset.root
         ),
         f"python -m kvrecords validate {one}": import_times(
             kv_python, ["-m", "kvrecords", "validate", one], dataset.root

@@ -275,7 +275,7 @@ def test_aliases() -> None:
 
 
 def test_the_command_line_offers_every_layer_basis() -> None:
-    from kvrecords.cli import commands as cli
+    from kvrecords.cli import choices
     from kvrecords.kv import arithmetic
 
-    assert cli.LAYER_BASES == arithmetic.LAYER_BASES
+    assert choices.LAYER_BASES == arithmetic.LAYER_BASES

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import run_cli
-from kvrecords.cli import commands
+from kvrecords.cli import app, choices
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -24,13 +24,13 @@ def _commands(command: click.Command, name: str = "kvrecords") -> list[tuple[str
     return found
 
 
-COMMANDS = _commands(commands.cli)
+COMMANDS = _commands(app.cli)
 
 
 @pytest.mark.parametrize(("name", "command"), COMMANDS, ids=[name for name, _ in COMMANDS])
 def test_every_option_has_help_and_lists_its_values(name: str, command: click.Command) -> None:
     assert command.help, name
-    shown = CliRunner().invoke(commands.cli, [*name.split()[1:], "--help"], terminal_width=400)
+    shown = CliRunner().invoke(app.cli, [*name.split()[1:], "--help"], terminal_width=400)
     assert shown.exit_code == 0, shown.output
     for option in command.params:
         if not isinstance(option, click.Option) or option.hidden:
@@ -44,7 +44,7 @@ def test_every_option_has_help_and_lists_its_values(name: str, command: click.Co
 def test_new_offers_the_techniques_the_record_schema_allows() -> None:
     schema = json.loads((REPO / "schema" / "record.schema.json").read_text(encoding="utf-8"))
     allowed = schema["properties"]["techniques"]["items"]["enum"]
-    assert list(commands.TECHNIQUES) == allowed
+    assert list(choices.TECHNIQUES) == allowed
 
 
 def test_kv_suggests_the_model_meant(dataset: Path) -> None:

@@ -573,13 +573,13 @@ def test_cli_engine_text_and_usage_errors() -> None:
 
 
 def test_cli_engine_choices_match_the_library() -> None:
-    from kvrecords.cli import commands
+    from kvrecords.cli import choices
 
-    assert commands.ENGINES == ENGINES
-    assert commands.LLAMACPP_CACHE_TYPES == llamacpp.CACHE_TYPE_NAMES
-    assert commands.LLAMACPP_VERSIONS == llamacpp.VERSIONS
-    assert commands.VLLM_KV_CACHE_DTYPES == vllm.KV_CACHE_DTYPES
-    assert commands.SGLANG_KV_CACHE_DTYPES == sglang.KV_CACHE_DTYPES
+    assert choices.ENGINES == ENGINES
+    assert choices.LLAMACPP_CACHE_TYPES == llamacpp.CACHE_TYPE_NAMES
+    assert choices.LLAMACPP_VERSIONS == llamacpp.VERSIONS
+    assert choices.VLLM_KV_CACHE_DTYPES == vllm.KV_CACHE_DTYPES
+    assert choices.SGLANG_KV_CACHE_DTYPES == sglang.KV_CACHE_DTYPES
 
 
 # --- start-up logs ---------------------------------------------------------------------------

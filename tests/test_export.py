@@ -7,15 +7,20 @@ import io
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
-from conftest import run_cli, spawn_cli
+from conftest import FIXTURE_DATASET, REPO, run_cli, spawn_cli
+from kvrecords.dataset.document import Document, read_document
+from kvrecords.dataset.models import load_model_file
 from kvrecords.dataset.release import DATASET_VERSION
 from kvrecords.tools.export import (
     COLUMN_TYPES,
     COLUMNS,
     METRIC_COLUMNS,
     RECORD_COLUMNS,
+    record_row,
     record_table,
+    rows,
 )
 from kvrecords.tools.tables import MEASURED_PATTERN, write_datapackage
 
@@ -65,6 +70,49 @@ def test_export_refuses_a_dataset_with_errors(dataset: Path) -> None:
     result = export(cwd=dataset)
     assert result.returncode == 1
     assert result.stdout == "" and "run kvrecords validate" in result.stderr
+
+
+# ---- the row builder the export and the site share -------------------------------------
+
+
+def _record_data(slug: str) -> dict[str, Any]:
+    path = FIXTURE_DATASET / "records" / "kv-efficiency" / f"{slug}.yaml"
+    document = read_document(path, f"records/kv-efficiency/{slug}.yaml")
+    assert isinstance(document, Document)
+    return document.data
+
+
+def test_every_row_holds_the_record_columns_in_order(fixture_root: Path) -> None:
+    table = rows(fixture_root)
+    assert len(table) == len(list((fixture_root / "records" / "kv-efficiency").glob("*.yaml")))
+    for row in table:
+        assert tuple(row) == COLUMNS, row["id"]
+
+
+def test_a_row_is_built_from_data_already_read() -> None:
+    data = _record_data(SEED_ID.removeprefix("kv-efficiency/"))
+    model = load_model_file(REPO / "models" / "qwen3-8-27b.yaml")
+    row = record_row(data, model, "shown/as.yaml")
+    assert (row["id"], row["model"], row["model_name"]) == (SEED_ID, "qwen3-8-27b", "Qwen3.8-27B")
+    # recomputed from the model, not copied from the record
+    assert (row["bytes_per_token"], row["kv_bytes_at_context"]) == (65536, 9_830_400_000)
+    assert row["fixed_state_bytes"] is None  # the Gated DeltaNet state is not published
+    assert row["model_geometry"] == "16 attention, 48 linear_attention"
+    assert (row["cold_ttft_ms"], row["warm_ttft_ms"], row["hit_rate"]) == (53200, 2300, 0.935)
+    assert row["path"] == "shown/as.yaml" and row["dataset_version"] == DATASET_VERSION
+
+
+def test_a_row_without_a_context_states_no_bytes_at_context() -> None:
+    data = _record_data("kivi-2bit-kv-llama2")
+    row = record_row(data, load_model_file(REPO / "models" / "llama-2-7b.yaml"), "kivi.yaml")
+    assert row["context_tokens"] is None and row["kv_bytes_at_context"] is None
+    assert row["bytes_per_token"] == 98304  # int2-g32: 262,144 elements x 3 bits / 8
+
+
+def test_a_parallel_group_is_summarized_with_its_mixers() -> None:
+    data = _record_data(SEED_ID.removeprefix("kv-efficiency/"))
+    model = load_model_file(REPO / "models" / "falcon-h1-0.5b.yaml")
+    assert record_row(data, model, "x.yaml")["model_geometry"] == "36 parallel (attention + mamba2)"
 
 
 # ---- typed outputs: Parquet and the data package ------------------------------------------

@@ -22,7 +22,8 @@ from kvrecords.tools.issue_form import (
     parse_issue_body,
     whole_number,
 )
-from kvrecords.tools.scaffold import TODO_REASON, scaffold_from_issue
+from kvrecords.tools.issue_scaffold import scaffold_from_issue
+from kvrecords.tools.scaffold import TODO_REASON
 
 BODIES = Path(__file__).parent / "issue_forms"
 APC_BODY = BODIES / "vllm-apc-rtx5090.md"

@@ -1,4 +1,5 @@
-"""What every command shares: the dataset root, usage failures, and the validate run itself."""
+"""What every command shares: the dataset root (clean or not), usage failures, and the validate
+run itself. No click here: ``main`` runs pre-commit's validate through this module alone."""
 
 from __future__ import annotations
 
@@ -34,6 +35,23 @@ def dataset_root() -> Path:
         fail(
             f"{Path.cwd()} is not inside a dataset (no schema/record.schema.json and models/ above it)"
         )
+    return root
+
+
+def clean_root() -> Path:
+    """The dataset root, once the dataset validates without errors (exit 1 otherwise): what
+    export, site build and docs need, since they publish the recomputed figures."""
+    from kvrecords.runner.reporters import counted
+    from kvrecords.runner.validate import validate
+
+    root = dataset_root()
+    errors = [p for p in validate(root).problems if p.severity == "error"]
+    if errors:
+        print(
+            f"kvrecords: the dataset has {counted(len(errors), 'error')}; run kvrecords validate",
+            file=sys.stderr,
+        )
+        sys.exit(1)
     return root
 
 

@@ -2,7 +2,7 @@
 
 ``kvrecords validate FILE...`` is what pre-commit runs on every commit, so it runs here without
 importing click (about a seventh of that run). Every other command line, including any option
-or ``--help``, goes through click in ``commands.py``. Exit codes: 0 clean, 1 problems found,
+or ``--help``, goes through click in ``app.py``. Exit codes: 0 clean, 1 problems found,
 2 usage or internal error; never a traceback.
 """
 
@@ -21,7 +21,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args[:1] == ["validate"] and not any(arg.startswith("-") for arg in args[1:]):
             return run_validate([Path(arg) for arg in args[1:]])
-        from kvrecords.cli.commands import run_click
+        from kvrecords.cli.app import run_click
 
         return run_click(args)
     except SystemExit as stop:  # commands and usage failures stop with their exit code

@@ -22,6 +22,7 @@ from kvrecords.dataset.layout import discover
 from kvrecords.dataset.models import load_model_file
 from kvrecords.dataset.records import Run, basis_report, headline_figures, runs
 from kvrecords.dataset.release import DATASET_VERSION
+from kvrecords.kv.geometry import Model, Parallel
 from kvrecords.kv.metrics import BY_NAME
 from kvrecords.kv.units import format_binary, format_exact, round_up
 from kvrecords.runner.reporters import counted
@@ -107,74 +108,73 @@ class Table(NamedTuple):
     rows: list[dict[str, Any]]
 
 
-def _whole(value: Fraction | None) -> int | float | None:
+def _whole(value: Fraction | None) -> int | None:
     """Exact bytes as a number: whole bytes stay integers, sub-byte totals round up."""
     return None if value is None else round_up(value)
 
 
-def _geometry_summary(model: Any) -> str:
+def _geometry_summary(model: Model) -> str:
     parts = []
     for group in model.groups:
-        if group.kind == "parallel":
-            mixers = " + ".join(m.kind for m in group.mixers)
-            parts.append(f"{group.layers} parallel ({mixers})")
+        if isinstance(group, Parallel):
+            parts.append(f"{group.layers} parallel ({' + '.join(m.kind for m in group.mixers)})")
         else:
             parts.append(f"{group.layers} {group.kind}")
     return ", ".join(parts)
 
 
+def record_row(data: dict[str, Any], model: Model, display: str) -> dict[str, Any]:
+    """One record's row (the RECORD_COLUMNS, in order) from its data, its model and the path
+    it is shown by: the export's rows and the site's table are built by this alone."""
+    basis = data["kv_bytes_basis"]
+    report = basis_report(model, basis)
+    context = basis.get("context_tokens")
+    methodology = data["methodology"]
+    source, hardware = methodology["source"], methodology["hardware"]
+    return {
+        "id": data["id"],
+        "title": data.get("title"),
+        "techniques": data.get("techniques", []),
+        "model": data["model"],
+        "model_name": model.name,
+        "model_layers": model.num_layers,
+        "model_geometry": _geometry_summary(model),
+        "accelerator": hardware.get("accelerator"),
+        "accelerator_count": hardware.get("count"),
+        "engine": methodology["engine"]["name"],
+        "engine_version": methodology["engine"].get("version"),
+        "weights_precision": methodology.get("weights_precision"),
+        "context_tokens": context,
+        "kv_dtype": basis["dtype"],
+        "kv_dtype_stated": basis["dtype_stated"],
+        "layers_counted": basis["layers_counted"],
+        "bytes_per_token": _whole(report.bytes_per_token),
+        "kv_bytes_at_context": _whole(report.kv_bytes_at_context) if context else None,
+        "fixed_state_bytes": _whole(report.fixed_state_bytes),
+        "measured_ttft_ms_at_ctx": data["measured_ttft_ms_at_ctx"],
+        "measured_tps_at_ctx": data["measured_tps_at_ctx"],
+        **headline_figures(data),
+        "publisher": source["publisher"],
+        "source_url": source.get("url"),
+        "published": source.get("published"),
+        "locator": source.get("locator"),
+        "confidence": data["confidence"],
+        "path": display,
+        "dataset_version": DATASET_VERSION,
+    }
+
+
 def rows(root: Path) -> list[dict[str, Any]]:
     """One row per record, sorted by id. The dataset must already validate."""
-    model_cache: dict[str, Any] = {}
+    models: dict[str, Model] = {}
     result = []
     for record_file in discover(root, "record"):
         document = read_document(record_file.path, record_file.display)
         assert isinstance(document, Document)  # export runs on a validated dataset
-        data = document.data
-        model_id = data["model"]
-        if model_id not in model_cache:
-            model_cache[model_id] = load_model_file(root / "models" / f"{model_id}.yaml")
-        model = model_cache[model_id]
-        basis = data["kv_bytes_basis"]
-        report = basis_report(model, basis)
-        context = basis.get("context_tokens")
-        methodology = data["methodology"]
-        source = methodology["source"]
-        hardware = methodology["hardware"]
-        headline = headline_figures(data)
-        result.append(
-            {
-                "id": data["id"],
-                "title": data.get("title"),
-                "techniques": data.get("techniques", []),
-                "model": model_id,
-                "model_name": model.name,
-                "model_layers": model.num_layers,
-                "model_geometry": _geometry_summary(model),
-                "accelerator": hardware.get("accelerator"),
-                "accelerator_count": hardware.get("count"),
-                "engine": methodology["engine"]["name"],
-                "engine_version": methodology["engine"].get("version"),
-                "weights_precision": methodology.get("weights_precision"),
-                "context_tokens": context,
-                "kv_dtype": basis["dtype"],
-                "kv_dtype_stated": basis["dtype_stated"],
-                "layers_counted": basis["layers_counted"],
-                "bytes_per_token": _whole(report.bytes_per_token),
-                "kv_bytes_at_context": _whole(report.kv_bytes_at_context) if context else None,
-                "fixed_state_bytes": _whole(report.fixed_state_bytes),
-                "measured_ttft_ms_at_ctx": data["measured_ttft_ms_at_ctx"],
-                "measured_tps_at_ctx": data["measured_tps_at_ctx"],
-                **headline,
-                "publisher": source["publisher"],
-                "source_url": source.get("url"),
-                "published": source.get("published"),
-                "locator": source.get("locator"),
-                "confidence": data["confidence"],
-                "path": record_file.display,
-                "dataset_version": DATASET_VERSION,
-            }
-        )
+        model_id = document.data["model"]
+        if model_id not in models:
+            models[model_id] = load_model_file(root / "models" / f"{model_id}.yaml")
+        result.append(record_row(document.data, models[model_id], record_file.display))
     return sorted(result, key=lambda row: row["id"])
 
 

@@ -1,10 +1,11 @@
 """Everything the site shows, gathered once per build.
 
-Each record file is read once; from that one parse come its export row (``rows``), the
-validator's recomputation (``recomputation``) and the page's prose. Each model file and each
-hardware file is read once too, and every record of a model shares the one ``Model``. The site
-runs on a dataset that validates (``kvrecords site build`` checks first); a record or model
-that cannot be read stops the build with a ``ValueError`` naming the file.
+Each record file is read once; from that one parse come its export row
+(``export.record_row``), the validator's recomputation (``recomputation``) and the page's prose.
+Each model file and each hardware file is read once too, and every record of a model shares the
+one ``Model``. The site runs on a dataset that validates (``kvrecords site build`` checks
+first); a record or model that cannot be read stops the build with a ``ValueError`` naming the
+file.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from kvrecords.kv.arithmetic import group_cost, kv_report, parse_element_type
 from kvrecords.kv.geometry import LeafGroup, Model, Parallel
 from kvrecords.kv.hardware import Hardware
 from kvrecords.kv.metrics import BY_NAME
+from kvrecords.tools.export import record_row
 from kvrecords.tools.site.figures import Change, RunPoint, changes, headline_change, run_points
 from kvrecords.tools.site.formatting import (
     format_bytes,
@@ -45,7 +47,6 @@ from kvrecords.tools.site.hardware import (
     placement,
 )
 from kvrecords.tools.site.recomputation import recompute
-from kvrecords.tools.site.rows import export_row
 from kvrecords.tools.site.runs import (
     ComparisonRow,
     RunGrid,
@@ -351,7 +352,7 @@ def _read_record(
     )
     context = recomputation.context
     reasons = {entry["field"]: entry["reason"] for entry in data.get("not_stated", [])}
-    row = export_row(data, model, record_file.display)
+    row = record_row(data, model, record_file.display)
     record_placement = hardware.place(data["methodology"]["hardware"])
     runs = {run.id: run for run in run_list(data)}
     run_placements = {

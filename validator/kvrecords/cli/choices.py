@@ -1,0 +1,106 @@
+"""The values the command line offers, repeated from the library so that ``kvrecords --help``
+starts without loading it (a test ties each to its source), and the options of a KV basis that
+kv and new both take."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import click
+
+_Command = TypeVar("_Command", bound=Callable[..., object])
+
+# kv.arithmetic.LAYER_BASES, for kv's and new's --layers (tests/test_arithmetic.py ties them)
+LAYER_BASES = ("cache", "full_attention", "all_layers_as_full_attention")
+# The record schema's techniques, for new's help (tests/test_cli_help.py ties them)
+TECHNIQUES = (
+    "prefix_caching",
+    "radix_reuse",
+    "cache_aware_routing",
+    "kv_quantization",
+    "mla",
+    "sliding_window",
+    "hybrid_linear_attention",
+    "kv_offload",
+    "kv_sharing",
+    "kv_eviction",
+    "sparse_attention",
+    "disaggregated_serving",
+    "paged_allocation",
+    "speculative_decoding",
+    "weight_offload",
+    "baseline",
+)
+# The engine models' choices, for kv's engine options (tests/test_engines.py ties them)
+ENGINES = ("llamacpp", "vllm", "sglang")
+LLAMACPP_CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl")
+LLAMACPP_VERSIONS = (
+    "latest",
+    "2024-05-pad-by-fa",
+    "2025-04-mla",
+    "2025-05-swa",
+    "2025-07-streams",
+    "2025-10-no-pad",
+    "2025-11-pad-256",
+    "2026-01-v-less",
+)
+VLLM_KV_CACHE_DTYPES = (
+    "auto",
+    "bfloat16",
+    "float16",
+    "fp8",
+    "fp8_e4m3",
+    "fp8_e5m2",
+    "fp8_inc",
+    "fp8_ds_mla",
+    "int8_per_token_head",
+    "fp8_per_token_head",
+    "nvfp4",
+    "turboquant_k8v4",
+    "turboquant_4bit_nc",
+    "turboquant_k3v4_nc",
+    "turboquant_3bit_nc",
+)
+SGLANG_KV_CACHE_DTYPES = ("auto", "fp8_e4m3", "fp8_e5m2")
+KV_CACHE_DTYPES = VLLM_KV_CACHE_DTYPES  # vLLM's include SGLang's
+# hf_import.SUPPORTED_MODEL_TYPES, for import-hf's help (tests/test_import_hf.py ties them)
+HF_MODEL_TYPES = (
+    "deepseek_v2",
+    "deepseek_v3",
+    "falcon_h1",
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
+    "gpt_oss",
+    "jamba",
+    "kimi_k2",
+    "llama",
+    "mistral",
+    "mixtral",
+    "nemotron_h",
+    "olmo3",
+    "phi3",
+    "qwen2",
+    "qwen2_moe",
+    "qwen3",
+    "qwen3_moe",
+    "qwen3_next",
+)
+
+
+def dtype_option(help: str) -> Callable[[_Command], _Command]:
+    """``--dtype``: the KV element type, bf16 unless given."""
+    return click.option("--dtype", default="bf16", show_default=True, help=help)
+
+
+def layers_option(help: str) -> Callable[[_Command], _Command]:
+    """``--layers``: which layers the figures count, one of LAYER_BASES (cache unless given)."""
+    return click.option(
+        "--layers",
+        "layers_counted",
+        default="cache",
+        show_default=True,
+        type=click.Choice(LAYER_BASES),
+        help=help,
+    )

@@ -1,0 +1,342 @@
+"""A record drafted from a submission issue (``kvrecords new --from-issue``).
+
+Every answer lands in the field it names, read as strictly as the validator reads the field.
+The headline figures become metrics of runs: a cold TTFT a baseline run, a warm TTFT and a hit
+rate the treatment run (the headline), or one run when the source measured one setting; the
+card repeats the headline run's figures. An answer that cannot be read leaves its field null
+with a TODO reason quoting it (a run's figure: a TODO note on the run), each run's note asks
+for the statistic the form does not, and answers with no field of their own (the other runs,
+anything else) go into the notes placeholder. KV206 rejects every placeholder until a
+maintainer has dealt with it. The rest of the draft is ``scaffold``'s, as for ``kvrecords new``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kvrecords.dataset.document import Document, read_document
+from kvrecords.dataset.layout import HARDWARE_DIR, ID_PATTERN, MODELS_DIR
+from kvrecords.kv.arithmetic import parse_element_type
+from kvrecords.kv.weights import weight_format
+from kvrecords.problems import closest
+from kvrecords.tools.fmt import load_schema
+from kvrecords.tools.issue_form import (
+    DECODE_RATE_SCOPES,
+    choices,
+    date,
+    figure,
+    lines_of,
+    one_line,
+    paragraph,
+    url,
+    whole_number,
+)
+from kvrecords.tools.scaffold import (
+    MAX_SLUG,
+    RUN_LABEL,
+    ScaffoldInputs,
+    draft_record,
+    finish_record,
+)
+
+_STATISTIC_TODO = (
+    "TODO: each figure's statistic as the source gives it (single for one unqualified "
+    "measurement; mean, median or a percentile otherwise)"
+)
+_DEFINITION_TODO = ", and the hit rate's definition (what it counts, over what window)"
+_UNKNOWN_DEFINITION = {"counted_in": "not_stated", "window": "not_stated"}
+# The headline answers: how each is read, and the metric it is in a run.
+_RUN_FIGURES = {
+    "ttft_ms": ("ms", "ttft_ms"),
+    "cold_ttft_ms": ("ms", "ttft_ms"),
+    "warm_ttft_ms": ("ms", "ttft_ms"),
+    "hit_rate": ("fraction", "hit_rate"),
+    "decode_tokens_per_s": ("rate", "decode_tokens_per_s"),
+    "prefill_tokens_per_s": ("rate", "prefill_tokens_per_s"),
+}
+_COMPARED = ("cold_ttft_ms", "warm_ttft_ms", "hit_rate")  # answers that make two runs
+_CARD = {"ttft_ms": "measured_ttft_ms_at_ctx", "decode_tokens_per_s": "measured_tps_at_ctx"}
+_VENDOR_WORDS = ("nvidia", "amd", "apple", "geforce", "instinct")
+_MODEL_SPELLINGS = ("name", "hf_repo")
+_HARDWARE_SPELLINGS = ("name",)
+
+
+def scaffold_from_issue(
+    root: Path, answers: dict[str, str], overrides: dict[str, Any]
+) -> tuple[str, str]:
+    """The slug and YAML text of a record drafted from a submission issue's answers.
+
+    ``answers`` come from ``issue_form.parse_issue_body``; ``overrides`` (fields of
+    ``ScaffoldInputs``, as given on the command line) win over them. ``ValueError`` when the
+    model, engine or KV dtype, which the arithmetic and the schema cannot do without, is missing
+    or cannot be read; ``FileExistsError`` when the record exists.
+    """
+    reasons: dict[str, str] = {}
+
+    def read(answer_id: str, reader: Callable[[str], Any], field: str) -> Any:
+        answer = answers.get(answer_id)
+        if answer is None:
+            return None
+        try:
+            return reader(answer)
+        except ValueError as error:
+            reasons[field] = _unread(answer, str(error))
+            return None
+
+    model_id = overrides.get("model_id") or _issue_model(root, answers.get("model"))
+    engine = overrides.get("engine") or _issue_engine(answers.get("engine"))
+    accelerator = None
+    if answers.get("hardware") is not None:
+        accelerator = _issue_hardware(root, answers["hardware"])
+        if accelerator is None:
+            reasons["methodology.hardware.accelerator"] = _unread(
+                answers["hardware"],
+                _no_file(root, HARDWARE_DIR, answers["hardware"], _HARDWARE_SPELLINGS),
+            )
+    techniques = choices(answers.get("techniques", ""))
+    inputs = ScaffoldInputs(
+        slug="",
+        model_id=model_id,
+        dtype=one_line(answers.get("kv_dtype", "bf16")),
+        dtype_stated="kv_dtype" in answers,
+        context_tokens=read("context_tokens", whole_number, "kv_bytes_basis.context_tokens"),
+        layers_counted="cache",
+        source_url=read("source_url", url, "methodology.source.url"),
+        publisher=one_line(answers.get("publisher", "TODO: who published the source")),
+        techniques=[t for t in techniques if t in _techniques(root)],
+        accelerator=accelerator,
+        accelerator_count=read("accelerator_count", whole_number, "methodology.hardware.count"),
+        engine=engine,
+        engine_version=_line_or_none(answers.get("engine_version")),
+    )
+    inputs = inputs._replace(**overrides)
+    for name, field in (
+        ("context_tokens", "kv_bytes_basis.context_tokens"),
+        ("source_url", "methodology.source.url"),
+        ("accelerator", "methodology.hardware.accelerator"),
+        ("accelerator_count", "methodology.hardware.count"),
+    ):
+        if name in overrides:
+            reasons.pop(field, None)  # the command line answered it
+    if not inputs.slug:
+        inputs = inputs._replace(slug=_issue_slug(inputs))
+    try:
+        parse_element_type(inputs.dtype)
+    except ValueError as error:
+        raise ValueError(f"the KV cache dtype answer: {error}; give --dtype") from None
+    record, geometry_reasons = draft_record(root, inputs)
+    reasons.update(geometry_reasons)
+
+    methodology = record["methodology"]
+    source = methodology["source"]
+    source["title"] = _line_or_none(answers.get("source_title"))
+    source["published"] = read("published", date, "methodology.source.published")
+    source["locator"] = _line_or_none(answers.get("locator"))
+    flags = lines_of(answers.get("engine_flags", ""))
+    if flags:
+        methodology["engine"]["flags"] = flags
+    weights = _line_or_none(answers.get("weights_precision"))
+    if weights is not None and weight_format(weights) is None:
+        # the source's words; the precision waits, listed with a TODO, for a vocabulary name
+        methodology["weights_stated_as"] = weights
+        weights = None
+    methodology["weights_precision"] = weights
+    methodology["concurrency"] = read("concurrency", whole_number, "methodology.concurrency")
+    if answers.get("workload"):
+        methodology["workload"] = paragraph(answers["workload"])
+    _issue_runs(record, answers, reasons)
+    record["notes"] = _issue_notes(answers, [t for t in techniques if t not in _techniques(root)])
+    return inputs.slug, finish_record(root, record, reasons)
+
+
+def _issue_runs(record: dict[str, Any], answers: dict[str, str], reasons: dict[str, str]) -> None:
+    """The runs the headline answers describe, the headline run, and the card from it; an
+    unreadable card figure gets its reason in ``reasons``, a run's in the run's note."""
+    figures: dict[str, Any] = {}
+    unread: dict[str, str] = {}
+    for answer_id, (kind, _) in _RUN_FIGURES.items():
+        if answer_id in answers:
+            try:
+                figures[answer_id] = figure(answers[answer_id], kind)
+            except ValueError as error:
+                unread[answer_id] = _unread(answers[answer_id], str(error))
+    for answer_id, field in _CARD.items():
+        if answer_id in unread:
+            reasons[field] = unread.pop(answer_id)
+    runs: list[dict[str, Any]] = []
+    if "cold_ttft_ms" in answers:
+        cold = {"id": "cold", "label": "prefix not cached (cold)", "role": "baseline"}
+        runs.append(_issue_run(cold, ["cold_ttft_ms"], figures, unread))
+    headline: dict[str, Any]
+    if any(answer_id in answers for answer_id in _COMPARED):
+        # the form's headline TTFT is the warm one when the warm TTFT is not answered apart
+        ttft = "warm_ttft_ms" if "warm_ttft_ms" in answers else "ttft_ms"
+        headline = {"id": "warm", "label": "prefix served from cache (warm)", "role": "treatment"}
+        own = [ttft, "hit_rate"]
+    else:
+        headline = {"id": "main", "label": RUN_LABEL, "role": "only"}
+        own = ["ttft_ms"]
+    own += ["decode_tokens_per_s", "prefill_tokens_per_s"]
+    scope = DECODE_RATE_SCOPES.get(answers.get("decode_rate_scope", ""))
+    runs.append(_issue_run(headline, own, figures, unread, scope))
+    record["runs"] = runs
+    record["headline_run"] = headline["id"]
+    given = {metric["name"]: metric["value"] for metric in headline["metrics"]}
+    record["measured_ttft_ms_at_ctx"] = figures.get("ttft_ms", given.get("ttft_ms"))
+    record["measured_tps_at_ctx"] = figures.get("decode_tokens_per_s")
+
+
+def _issue_run(
+    run: dict[str, Any],
+    answer_ids: list[str],
+    figures: dict[str, Any],
+    unread: dict[str, str],
+    scope: str | None = None,
+) -> dict[str, Any]:
+    """A run with the figures of ``answer_ids`` as metrics, and a note of what to check: the
+    answers that could not be read, each figure's statistic, a hit rate's definition."""
+    run["metrics"] = []
+    for answer_id in answer_ids:
+        if answer_id not in figures:
+            continue
+        name = _RUN_FIGURES[answer_id][1]
+        if name == "decode_tokens_per_s" and scope == "aggregate":
+            name = "output_tokens_per_s"  # an aggregate rate has its own metric
+        metric = {"name": name, "statistic": "single", "value": figures[answer_id]}
+        if name == "hit_rate":
+            metric["definition"] = dict(_UNKNOWN_DEFINITION)
+        if name == "decode_tokens_per_s" and scope == "per_sequence":
+            metric["scope"] = scope
+        run["metrics"].append(metric)
+    notes = [unread[answer_id] for answer_id in answer_ids if answer_id in unread]
+    if run["metrics"]:
+        defined = any(metric["name"] == "hit_rate" for metric in run["metrics"])
+        notes.append(_STATISTIC_TODO + (_DEFINITION_TODO if defined else ""))
+    if notes:
+        run["note"] = "; ".join(notes)
+    return run
+
+
+def _issue_model(root: Path, answer: str | None) -> str:
+    if answer is None:
+        raise ValueError("the issue does not name the model; give --model")
+    found = _find_id(root, MODELS_DIR, answer, _MODEL_SPELLINGS)
+    if found is None:
+        why = _no_file(root, MODELS_DIR, answer, _MODEL_SPELLINGS)
+        raise ValueError(
+            f"the Model answer {one_line(answer)!r}: {why}; add the "
+            "model (kvrecords model import-hf) or give --model"
+        )
+    return found
+
+
+def _issue_hardware(root: Path, answer: str) -> str | None:
+    return _find_id(root, HARDWARE_DIR, answer, _HARDWARE_SPELLINGS)
+
+
+def _issue_engine(answer: str | None) -> str:
+    if answer is None:
+        raise ValueError("the issue does not name the engine; give --engine")
+    name = "-".join(one_line(answer).lower().split())
+    if not ID_PATTERN.fullmatch(name.replace("_", "-").replace("+", "-")):
+        raise ValueError(
+            f"the Engine answer {one_line(answer)!r} is not an engine name such as vllm, sglang "
+            "or llama.cpp; give --engine"
+        )
+    return name
+
+
+def _find_id(root: Path, folder: str, answer: str, keys: tuple[str, ...]) -> str | None:
+    """The one file of ``folder`` whose id, name or Hugging Face repository (or its last part)
+    the answer spells, ignoring case, spaces and punctuation; None when none or several do."""
+    variants = {_key(one_line(answer)), _key(one_line(answer).rsplit("/", 1)[-1])}
+    for word in _VENDOR_WORDS:  # "NVIDIA H100 SXM" is h100-sxm
+        variants |= {v.removeprefix(word) for v in set(variants)}
+    found = set()
+    for file_id, spellings in _spellings(root, folder, keys).items():
+        keyed = {_key(spelling) for spelling in spellings}
+        keyed |= {_key(spelling.rsplit("/", 1)[-1]) for spelling in spellings}
+        if keyed & variants:
+            found.add(file_id)
+    return found.pop() if len(found) == 1 else None
+
+
+def _spellings(root: Path, folder: str, keys: tuple[str, ...]) -> dict[str, list[str]]:
+    """Each file's id with its name and repository (the ``keys`` it states) in ``folder``."""
+    found = {}
+    for path in sorted((root / folder).glob("*.yaml")):
+        spellings = [path.stem]
+        document = read_document(path, f"{folder}/{path.name}")
+        if isinstance(document, Document) and isinstance(document.data, dict):
+            values = (document.data.get(key) for key in keys)
+            spellings += [value for value in values if isinstance(value, str)]
+        found[path.stem] = spellings
+    return found
+
+
+def _key(text: str) -> str:
+    return "".join(character for character in text.lower() if character.isalnum())
+
+
+def _no_file(root: Path, folder: str, answer: str, keys: tuple[str, ...]) -> str:
+    """Why the answer names no file, with the files that share the most of its words."""
+    words = set(re.findall(r"[a-z0-9.]{2,}", one_line(answer).lower()))
+    scores = {
+        file_id: sum(1 for word in words if any(word in s.lower() for s in spellings))
+        for file_id, spellings in _spellings(root, folder, keys).items()
+    }
+    best = max(scores.values(), default=0)
+    close = sorted(file_id for file_id, score in scores.items() if score == best and best)[:3]
+    if not close:
+        close = closest(_key(answer), scores)
+    hint = f" (close: {', '.join(close)})" if close else ""
+    return f"no single file in {folder}/ is named so{hint}"
+
+
+def _techniques(root: Path) -> set[str]:
+    techniques = load_schema(root, "record")["properties"]["techniques"]
+    return set(techniques["items"]["enum"])
+
+
+def _issue_slug(inputs: ScaffoldInputs) -> str:
+    """engine-model-accelerator-context, as the records are named (vllm-qwen3-8b-h100-sxm-32k)."""
+    context = inputs.context_tokens
+    parts = [inputs.engine.replace(".", ""), inputs.model_id, inputs.accelerator or ""]
+    if context:
+        parts.append(f"{context // 1000}k" if context % 1000 == 0 else str(context))
+    slug = "-".join(part for part in parts if part)
+    slug = "-".join(piece for piece in slug.replace("_", "-").replace("+", "-").split("-") if piece)
+    return slug[:MAX_SLUG].rstrip(".-")
+
+
+def _issue_notes(answers: dict[str, str], unknown_techniques: list[str]) -> str:
+    """The notes placeholder, carrying the answers that have no field of their own."""
+    parts = ["TODO: what the record shows and how to read it."]
+    if answers.get("runs"):
+        parts.append(
+            "The issue's runs and figures, each to be written as a run with its metrics: "
+            + _sentence(lines_of(answers["runs"]))
+        )
+    if answers.get("other"):
+        parts.append("The issue adds: " + _sentence(lines_of(answers["other"])))
+    if unknown_techniques:
+        parts.append(f"Techniques the schema does not know: {', '.join(unknown_techniques)}.")
+    return " ".join(parts)
+
+
+def _sentence(lines: list[str]) -> str:
+    return "; ".join(line.rstrip(".;") for line in lines) + "."
+
+
+def _unread(answer: str, why: str) -> str:
+    shown = one_line(answer)
+    if len(shown) > 80:
+        shown = shown[:79] + "…"
+    return f"TODO: the issue answers {shown!r}, which cannot be recorded as it is: {why}"
+
+
+def _line_or_none(answer: str | None) -> str | None:
+    return None if answer is None else one_line(answer)
