@@ -71,8 +71,18 @@ VLLM_KV_CACHE_DTYPES = (
     "turboquant_k3v4_nc",
     "turboquant_3bit_nc",
 )
-SGLANG_KV_CACHE_DTYPES = ("auto", "fp8_e4m3", "fp8_e5m2")
-KV_CACHE_DTYPES = VLLM_KV_CACHE_DTYPES
+SGLANG_KV_CACHE_DTYPES = (
+    "auto",
+    "fp8_e5m2",
+    "fp8_e4m3",
+    "bf16",
+    "bfloat16",
+    "fp4_e2m1",
+    "mxfp8",
+    "nvfp4",
+    "fp4_mx_block16",
+)
+KV_CACHE_DTYPES = tuple(dict.fromkeys(VLLM_KV_CACHE_DTYPES + SGLANG_KV_CACHE_DTYPES))
 # hf_import.SUPPORTED_MODEL_TYPES, for import-hf's help (tests/test_import_hf.py ties them)
 HF_MODEL_TYPES = (
     "deepseek_v2",
@@ -192,7 +202,7 @@ def _number(value: Fraction | None, *, round_up: bool = False) -> int | float | 
         "The engine's version (default latest). llamacpp: "
         + ", ".join(LLAMACPP_VERSIONS)
         + " (named by the change; build numbers are not mapped). vllm: a release such as"
-        " 0.10.1. sglang: latest."
+        " 0.10.1. sglang: a release from 0.4.0 to 0.5.23, such as 0.5.6.post2."
     ),
 )
 @click.option(
@@ -279,7 +289,7 @@ def _number(value: Fraction | None, *, round_up: bool = False) -> int | float | 
 @click.option(
     "--page-size",
     type=click.IntRange(min=1),
-    help="sglang: tokens per page (default 1).",
+    help="sglang: tokens per page (default 1; 64 for DeepSeek-V3.2).",
 )
 @click.option(
     "--from-log",
