@@ -172,11 +172,59 @@ def test_cache_dtypes_follow_the_release() -> None:
         report(model("qwen3-8b"), 1000, SglangOptions("nvfp4"))
 
 
-def test_windows_and_state_pools_are_refused() -> None:
-    with pytest.raises(NotCovered, match="SWAKVPool"):
+def test_window_pool_needs_its_size_or_one_pool_stated() -> None:
+    # Whether SGLang gives a model SWAKVPool depends on its architecture class and release, which
+    # a model file does not record: neither is assumed.
+    with pytest.raises(NotCovered, match="swa_tokens"):
         report(model("gpt-oss-20b"), 1000, SglangOptions())
     with pytest.raises(NotCovered, match="mamba"):
         report(model("qwen3-next-80b-a3b"), 1000, SglangOptions())
+
+
+def test_window_pool_prints_two_lines_in_the_release_order() -> None:
+    # gpt-oss-20b bf16: 12 full + 12 window layers, 8 KV heads x 64. Full pool 100,000 tokens:
+    # 12 x 100,001 x 8 x 64 x 2 B = 1,228,812,288 B = 1.14 GiB for K and for V; window pool
+    # 80,000: 12 x 80,001 x 8 x 64 x 2 = 983,052,288 B = 0.92 GiB. Before 0.5.17 the window pool
+    # is built (and printed) first, as the Gemma 4 E4B log of jethac/dgx-spark-hijinks on 0.5.13
+    # shows ("#tokens: 644444" then "#tokens: 805556"); from 0.5.19 each line is labelled.
+    def lines(version: str) -> tuple[str, ...]:
+        options = SglangOptions(swa_tokens=80_000, version=version)
+        return report(model("gpt-oss-20b"), 100_000, options).printed
+
+    full, window = "K size: 1.14 GB, V size: 1.14 GB", "K size: 0.92 GB, V size: 0.92 GB"
+    assert lines("0.5.6") == (
+        f"KV Cache is allocated. #tokens: 80000, {window}",
+        f"KV Cache is allocated. #tokens: 100000, {full}",
+    )
+    dtype = "dtype: torch.bfloat16"
+    assert lines("0.5.23") == (
+        f"Full KV Cache is allocated. {dtype}, #tokens: 100000, {full}",
+        f"SWA KV Cache is allocated. {dtype}, #tokens: 80000, {window}",
+    )
+    result = report(model("gpt-oss-20b"), 100_000, SglangOptions(swa_tokens=80_000))
+    assert result.caches == ("total", "full_attention", "sliding_window")
+    assert bytes_of(result.cache_parts("sliding_window")) == 2 * 983_052_288
+
+
+def test_window_pool_pages_of_one_before_0_5_8() -> None:
+    # SWAKVPool set page_size 1 for both pools until 0.5.8 passed --page-size through:
+    # full 12 x (100,000 + 64) x 1,024 B a row (8 x 64 x 2 B) x 2 (K, V), window with 80,064 rows.
+    options = SglangOptions(page_size=64, swa_tokens=80_000)
+    paged = report(model("gpt-oss-20b"), 100_000, options)
+    assert paged.engine_kv_bytes == 12 * 1024 * 2 * (100_064 + 80_064)
+    early = report(model("gpt-oss-20b"), 100_000, options._replace(version="0.5.7"))
+    assert early.engine_kv_bytes == 12 * 1024 * 2 * (100_001 + 80_001)
+
+
+def test_one_pool_when_the_window_pool_is_off_or_absent() -> None:
+    # --disable-hybrid-swa-memory, or a release before SWAKVPool (0.4.9): all 24 layers keep
+    # every token: 24 x 100,001 x 8 x 64 x 2 B = 2,457,624,576 B = 2.29 GiB for K and for V.
+    off = SglangOptions(disable_hybrid_swa_memory=True, version="0.5.6")
+    assert report(model("gpt-oss-20b"), 100_000, off).printed == (
+        "KV Cache is allocated. #tokens: 100000, K size: 2.29 GB, V size: 2.29 GB",
+    )
+    before = report(model("gpt-oss-20b"), 100_000, SglangOptions(version="0.4.8"))
+    assert before.engine_kv_bytes == 2 * 2_457_624_576
 
 
 def test_a_cache_sglang_does_not_print_apart() -> None:
@@ -194,7 +242,15 @@ def test_log_reader_reads_every_format() -> None:
         # the 0.4.1.post6 to 0.4.3.post2 format (memory_pool.py:221 in 0.4.1.post6)
         "[TP0] KV Cache is allocated. K size: 27.13 GB, V size: 27.13 GB.\n"
     )
-    fields = [dict(figure.fields) for figure in read_log(log).figures]
+    reading = read_log(
+        log
+        # the 0.5.19 format of SWAKVPool's pools (memory_pool.py ``cache_name``), and the
+        # pool split the Gemma 4 E4B log above would print on 0.5.13
+        + "Full KV Cache is allocated. dtype: torch.bfloat16, #tokens: 805556, K size: 10.76 GB,"
+        " V size: 10.76 GB\n"
+        "Use sliding window memory pool. full_layer_tokens=805556, swa_layer_tokens=644444\n"
+    )
+    fields = [dict(figure.fields) for figure in reading.figures]
     assert fields == [
         {
             "dtype": "torch.float8_e4m3fn",
@@ -204,7 +260,17 @@ def test_log_reader_reads_every_format() -> None:
         },
         {"pool_tokens": "975424", "kv_size": "43.67 GiB"},
         {"k_size": "27.13 GiB", "v_size": "27.13 GiB"},
+        {
+            "cache": "full_attention",
+            "dtype": "torch.bfloat16",
+            "pool_tokens": "805556",
+            "k_size": "10.76 GiB",
+            "v_size": "10.76 GiB",
+        },
     ]
+    settings = {setting.key: setting.value for setting in reading.settings}
+    assert settings["sglang_full_layer_tokens"] == "805556"
+    assert settings["sglang_swa_layer_tokens"] == "644444"
 
 
 def test_cli_takes_a_release_and_the_new_dtypes() -> None:

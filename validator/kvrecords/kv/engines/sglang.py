@@ -35,12 +35,24 @@ no code carried over; ``file:line`` is in the release named):
   model's dtype, or fp8_e4m3 when the checkpoint's quantization config says
   ``kv_cache_quant_algo: FP8`` (from 0.5.3), which a model file does not record.
 
+- ``SWAKVPool`` (from 0.4.9; mem_cache/swa_memory_pool.py from 0.5.8): two MHA pools, one
+  over the full-attention layers with ``size`` tokens and one over the window layers with
+  ``size_swa`` (the log's "Use Sliding window memory pool. full_layer_tokens=...,
+  swa_layer_tokens=..."), each printing its own line: the window pool's first until 0.5.17,
+  the full pool's first from 0.5.17, labelled ``Full KV Cache`` and ``SWA KV Cache`` from
+  0.5.19. Both ran with pages of 1 before 0.5.8 (0.5.6 :``kwargs["page_size"] = 1``); window
+  layers with their own head shape (``swa_head_num``) from 0.5.7. Whether a model gets it
+  depends on its architecture class and the release (Gemma 2/3/3n are held out in 0.5.3
+  server_args.py:791, Llama 4 in model_runner.py:353), so a window model needs
+  ``swa_tokens`` (the window pool's size) or ``disable_hybrid_swa_memory`` (one pool, as
+  before 0.4.9). The two lines are the caches ``full_attention`` and ``sliding_window``.
+
 The pool size (``#tokens``, max_total_num_tokens) comes from free memory and
 ``--mem-fraction-static``; here ``--context`` is that pool size. The page size defaults to 1
 (attention backends that need pages, such as flashmla, raise it), and to 64 for DeepSeek-V3.2.
-Not covered: the sliding-window pool (``SWAKVPool``: whether a model gets it depends on its
-architecture class and the release, e.g. Gemma 2/3 are held out in 0.5.3 server_args.py:791),
-the mamba / linear-attention pools, and the packed fp4 and mxfp8 pools with their scales.
+The parts of a single MHA pool carry the caches ``k`` and ``v`` (the line's K and V sizes).
+Not covered: the mamba / linear-attention pools, an all-window pool, and the packed fp4 and
+mxfp8 pools with their scales.
 """
 
 from __future__ import annotations
@@ -99,6 +111,11 @@ V_HEAD_DIM = (0, 5, 7, 0)
 TRTLLM_RAW_ROWS = (0, 5, 9, 0)
 BLACKWELL_FP8_TRTLLM = (0, 5, 10, 0)
 DTYPE_PRINTED = (0, 5, 13, 0)
+SWA_POOL = (0, 4, 9, 0)
+SWA_HEAD_SHAPES = (0, 5, 7, 0)
+SWA_PAGED = (0, 5, 8, 0)
+SWA_FULL_FIRST = (0, 5, 17, 0)
+SWA_LABELS = (0, 5, 19, 0)
 
 # --kv-cache-dtype choices from each release on (server_args.py; from 0.5.16
 # arg_groups/fields/model.py); 0.5.16 to 0.5.20 also list fp4_e2m1, last.
@@ -143,6 +160,8 @@ class SglangOptions(NamedTuple):
     tp_size: int = 1
     version: str = "latest"
     nsa_backend: str = "flashmla"  # DeepSeek-V3.2 fp8 rows: flashmla (scaled) or trtllm (raw)
+    swa_tokens: int | None = None  # the window pool's #tokens (the log's swa_layer_tokens)
+    disable_hybrid_swa_memory: bool = False  # one pool for window and full layers
 
 
 def parse_release(text: str) -> tuple[str, Release]:
@@ -168,15 +187,19 @@ def kv_cache_dtypes(release: Release) -> tuple[str, ...]:
 
 class _Pool(NamedTuple):
     tokens: int
-    rows: int  # per layer: the pool and the padded page
+    extra: int  # rows per layer beyond the pool: the padded page
     page: int
     element_bytes: int
     dtype_printed: str  # the torch dtype the line prints
     tp_size: int
 
     @property
+    def rows(self) -> int:
+        return self.tokens + self.extra
+
+    @property
     def rows_shown(self) -> str:
-        return f"({self.tokens:,} + {self.rows - self.tokens}) rows"
+        return f"({self.tokens:,} + {self.extra}) rows"
 
 
 def report(model: Model, context_tokens: int, options: SglangOptions) -> EngineReport:
@@ -195,10 +218,10 @@ def report(model: Model, context_tokens: int, options: SglangOptions) -> EngineR
     elif latent:
         parts, printed = _latent_pool(latent, pool, release)
     else:
-        parts, printed = _attention_pool(attention, pool, release)
+        parts, printed = _attention_pool(attention, pool, release, options, notes)
     if release < LINE_PRINTED or (latent and release < MLA_LINE_PRINTED):
         notes.append(f"SGLang {name} prints no size line for this pool")
-    notes.append(f"{pool.rows - pool.tokens} extra row(s) per layer: the padded page")
+    notes.append("one extra page of rows per layer: the padded page (slot 0 takes dummy writes)")
     if options.tp_size > 1:
         notes.append(f"figures are per rank of {options.tp_size}")
     return EngineReport(
@@ -232,18 +255,10 @@ def _pool_groups(model: Model) -> tuple[list[Attention], list[MultiHeadLatent]]:
     latent = [group for group in leaves if isinstance(group, MultiHeadLatent)]
     if len(attention) + len(latent) != len(leaves):
         raise NotCovered("layers that share another layer's cache or cache nothing are not covered")
-    if any(group.window is not None for group in attention):
-        raise NotCovered(
-            "SGLang's sliding-window pool (SWAKVPool) is not covered: whether a model gets it"
-            " depends on its architecture class and the release"
-        )
     if attention and latent:
         raise NotCovered("a model with both MLA and other attention layers is not covered")
     if any(indexer_of(group) is not None for group in attention):
         raise NotCovered("an indexer beside non-MLA attention is not covered")
-    shapes = {(group.kv_heads, group.head_dim, group.value_dim) for group in attention}
-    if len(shapes) > 1:
-        raise NotCovered("SGLang's MHA pool has one head shape; this model has several")
     return attention, latent
 
 
@@ -264,7 +279,7 @@ def _pool(
     elif release < PAGED_ROWS and page not in (None, 1):
         raise NotCovered("--page-size arrived in SGLang 0.4.4")
     page = page or 1
-    rows = tokens + (page if release >= PAGED_ROWS else 1)
+    extra = page if release >= PAGED_ROWS else 1
     name = options.kv_cache_dtype
     if name in _SIZED:
         element_bytes, printed = _SIZED[name]
@@ -278,20 +293,72 @@ def _pool(
             )
     else:
         raise NotCovered(f"the packed {name} pool and its scale buffers were not read")
-    return _Pool(tokens, rows, page, element_bytes, printed, options.tp_size)
+    return _Pool(tokens, extra, page, element_bytes, printed, options.tp_size)
 
 
 def _attention_pool(
-    groups: list[Attention], pool: _Pool, release: Release
+    groups: list[Attention],
+    pool: _Pool,
+    release: Release,
+    options: SglangOptions,
+    notes: list[str],
 ) -> tuple[list[Part], list[str]]:
-    """MHATokenToKVPool: a K and a V buffer per attention layer, printed apart."""
+    """MHATokenToKVPool, or SWAKVPool's two of them: K and V buffers, printed apart."""
+    windows = [group for group in groups if group.window is not None]
+    if not windows or release < SWA_POOL or options.disable_hybrid_swa_memory:
+        if windows:
+            notes.append("one pool: the window layers keep every token, as the full ones do")
+        _one_shape(groups)
+        return _mha(groups, pool, release, "", ("k", "v"))
+    if options.swa_tokens is None:
+        raise NotCovered(
+            "SGLang gives this model one pool or a window pool (SWAKVPool) by its architecture"
+            " class and release: state swa_tokens (the log's swa_layer_tokens) or"
+            " disable_hybrid_swa_memory"
+        )
+    full = [group for group in groups if group.window is None]
+    if not full:
+        raise NotCovered("SGLang's all-window pool is not covered")
+    if release < SWA_PAGED:  # SWAKVPool sets a page of 1 for both of its pools
+        if pool.page != 1:
+            notes.append(f"SGLang's window pool runs with pages of 1 before 0.5.8, not {pool.page}")
+        pool = pool._replace(page=1, extra=1)
+    if _one_shape(full) != _one_shape(windows) and release < SWA_HEAD_SHAPES:
+        raise NotCovered("window layers with their own head shape are pooled from 0.5.7")
+    labelled = release >= SWA_LABELS
+    full_parts, full_lines = _mha(
+        full, pool, release, "Full " if labelled else "", ("full_attention",) * 2
+    )
+    swa_pool = pool._replace(tokens=options.swa_tokens)
+    swa_parts, swa_lines = _mha(
+        windows, swa_pool, release, "SWA " if labelled else "", ("sliding_window",) * 2
+    )
+    if release < SWA_FULL_FIRST:
+        return swa_parts + full_parts, swa_lines + full_lines
+    return full_parts + swa_parts, full_lines + swa_lines
+
+
+def _one_shape(groups: list[Attention]) -> tuple[int | None, int | None, int | None]:
+    """The (kv heads, K dim, V dim) all of a pool's layers share."""
+    shapes = {(group.kv_heads, group.head_dim, group.value_dim) for group in groups}
+    if len(shapes) > 1:
+        raise NotCovered("an SGLang MHA pool has one head shape; these layers have several")
+    return shapes.pop()
+
+
+def _mha(
+    groups: list[Attention], pool: _Pool, release: Release, label: str, caches: tuple[str, str]
+) -> tuple[list[Part], list[str]]:
+    """One MHATokenToKVPool over ``groups``: its K and V parts (tagged with ``caches``) and
+    its line."""
     parts: list[Part] = []
-    sizes: dict[str, int | None] = {"k": 0, "v": 0}
+    sizes: list[int | None] = [0, 0]
+    kind = "window" if any(group.window is not None for group in groups) else "attention"
     for group in groups:
         if group.head_dim != group.value_dim and release < V_HEAD_DIM:
             raise NotCovered("SGLang's pool sizes V by its own head dimension from 0.5.7")
         heads = None if group.kv_heads is None else max(1, group.kv_heads // pool.tp_size)
-        for cache, dim in (("k", group.head_dim), ("v", group.value_dim)):
+        for index, (which, dim) in enumerate((("K", group.head_dim), ("V", group.value_dim))):
             size = (
                 None
                 if heads is None or dim is None
@@ -302,15 +369,15 @@ def _attention_pool(
                 f" heads x {dim if dim is not None else '?'} x {pool.element_bytes} B"
             )
             parts.append(
-                Part(f"{cache.upper()} buffer, {group.layers} attention layers", size, how, cache)
+                Part(f"{which} buffer, {group.layers} {kind} layers", size, how, caches[index])
             )
-            previous = sizes[cache]
-            sizes[cache] = None if previous is None or size is None else previous + size
-    k_size, v_size = sizes["k"], sizes["v"]
+            previous = sizes[index]
+            sizes[index] = None if previous is None or size is None else previous + size
+    k_size, v_size = sizes
     if k_size is None or v_size is None or release < LINE_PRINTED:
         return parts, []
     figures = f"K size: {gib_as_printed(k_size)} GB, V size: {gib_as_printed(v_size)} GB"
-    return parts, [_line(pool, release, figures)]
+    return parts, [_line(pool, release, figures, label)]
 
 
 def _latent_row(group: MultiHeadLatent) -> int | None:
@@ -423,11 +490,11 @@ def _index_key_bytes(keys: IndexerKeys) -> int | None:
     return keys.head_dim + keys.head_dim // INDEX_QUANT_BLOCK * 4
 
 
-def _line(pool: _Pool, release: Release, figures: str) -> str:
+def _line(pool: _Pool, release: Release, figures: str, label: str = "") -> str:
     """The pool's line as this release prints it, around its size figures."""
     if release < TOKENS_PRINTED:
-        return f"KV Cache is allocated. {figures}."
+        return f"{label}KV Cache is allocated. {figures}."
     tokens = f"#tokens: {pool.tokens}, {figures}"
     if release < DTYPE_PRINTED:
-        return f"KV Cache is allocated. {tokens}"
-    return f"KV Cache is allocated. dtype: {pool.dtype_printed}, {tokens}"
+        return f"{label}KV Cache is allocated. {tokens}"
+    return f"{label}KV Cache is allocated. dtype: {pool.dtype_printed}, {tokens}"
