@@ -4,9 +4,9 @@ Read from the wheels on PyPI of every release from 0.4.0 to 0.5.23 (``RELEASES``
 no code carried over; ``file:line`` is in the release named):
 
 - ``mem_cache/memory_pool.py``, ``MHATokenToKVPool``: per layer one K buffer of ``(rows,
-  head_num, head_dim)`` and one V buffer of ``(rows, head_num, v_head_dim)`` (0.5.23 :2387
+  head_num, head_dim)`` and one V buffer of ``(rows, head_num, v_head_dim)`` (0.5.23 :2567
   ``_kv_buffer_shapes``). ``rows`` is the pool plus one padded page that takes dummy writes:
-  ``size + 1`` before 0.4.4 (0.4.1.post6 :220), ``size + page_size`` from 0.4.4, when
+  ``size + 1`` before 0.4.4 (0.4.1.post6 :230), ``size + page_size`` from 0.4.4, when
   ``--page-size`` arrived (0.4.4 :228). V had head_dim until ``v_head_dim`` came in 0.5.7
   (:619). ``KVCache`` stores fp8 as uint8, one byte a value (0.4.1.post6 :131, 0.5.23 :2031).
   ``get_kv_size_bytes`` sums the K and the V buffers apart (0.5.23 :2753).
@@ -15,12 +15,12 @@ no code carried over; ``file:line`` is in the release named):
 - ``NSATokenToKVPool`` (0.5.3 :1214; ``DSATokenToKVPool`` from 0.5.13), DeepSeek-V3.2: the MLA
   buffer with ``size + 64`` rows (the pool asserts a page of 64, and server_args sets it: 0.5.3
   server_args.py:820), each row ``kv_lora_rank + qk_rope_head_dim`` values, or with fp8_e4m3
-  656 bytes (512 fp8 values, 4 fp32 scales, 64 bf16 rope values: 0.5.3 :1178, 0.5.5 NSA
+  656 bytes (512 fp8 values, 4 fp32 scales, 64 bf16 rope values: 0.5.3 :1055, 0.5.5 :1590
   ``override_dim``). From 0.5.9 the trtllm DSA backend keeps the raw 576-byte fp8 row
   (model_runner_kv_cache_mixin.py:223 ``calculate_mla_kv_cache_dim``), and from 0.5.10 it is
   the default for fp8 on Blackwell (server_args.py ``_set_default_nsa_backends``); option
   ``nsa_backend`` chooses. Beside it, per layer, the indexer keys: ``(size + page + 1) //
-  page`` pages of ``page x (index_head_dim + index_head_dim // 128 x 4)`` bytes (0.5.3 :1259,
+  page`` pages of ``page x (index_head_dim + index_head_dim // 128 x 4)`` bytes (0.5.3 :1262,
   128 fp8 values and one fp32 scale per token).
 - The line (``GB = 1024 * 1024 * 1024``, so "GB" is GiB: 0.4.1.post6 :41): none before
   0.4.1.post6; ``KV Cache is allocated. K size: {k} GB, V size: {v} GB.`` (0.4.1.post6 :221);
@@ -34,16 +34,15 @@ no code carried over; ``file:line`` is in the release named):
 - ``--kv-cache-dtype`` choices (``KV_CACHE_DTYPE_ERAS``, from server_args.py): "auto" is the
   model's dtype, or fp8_e4m3 when the checkpoint's quantization config says
   ``kv_cache_quant_algo: FP8`` (from 0.5.3), which a model file does not record.
-
 - ``SWAKVPool`` (from 0.4.9; mem_cache/swa_memory_pool.py from 0.5.8): two MHA pools, one
   over the full-attention layers with ``size`` tokens and one over the window layers with
   ``size_swa`` (the log's "Use Sliding window memory pool. full_layer_tokens=...,
   swa_layer_tokens=..."), each printing its own line: the window pool's first until 0.5.17,
   the full pool's first from 0.5.17, labelled ``Full KV Cache`` and ``SWA KV Cache`` from
-  0.5.19. Both ran with pages of 1 before 0.5.8 (0.5.6 :``kwargs["page_size"] = 1``); window
+  0.5.19. Both ran with pages of 1 before 0.5.8 (0.5.6 memory_pool.py:1170); window
   layers with their own head shape (``swa_head_num``) from 0.5.7. Whether a model gets it
   depends on its architecture class and the release (Gemma 2/3/3n are held out in 0.5.3
-  server_args.py:791, Llama 4 in model_runner.py:353), so a window model needs
+  server_args.py:793, Llama 4 in model_runner.py:354), so a window model needs
   ``swa_tokens`` (the window pool's size) or ``disable_hybrid_swa_memory`` (one pool, as
   before 0.4.9). The two lines are the caches ``full_attention`` and ``sliding_window``.
 
@@ -250,7 +249,10 @@ def _pool_groups(model: Model) -> tuple[list[Attention], list[MultiHeadLatent]]:
     """The attention or the MLA layers of a model one SGLang token pool holds, or why not."""
     leaves = [group for group in model.leaf_groups() if group.layers]
     if any(group.kind in ("linear_attention", "mamba1", "mamba2") for group in leaves):
-        raise NotCovered("SGLang's mamba pools for hybrid models are not covered")
+        raise NotCovered(
+            "SGLang's mamba pools (MambaPool beside HybridLinearKVPool) are not covered: their"
+            " conv and SSM states per request slot take shapes from each model's config class"
+        )
     attention = [group for group in leaves if isinstance(group, Attention)]
     latent = [group for group in leaves if isinstance(group, MultiHeadLatent)]
     if len(attention) + len(latent) != len(leaves):
