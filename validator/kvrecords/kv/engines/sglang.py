@@ -29,8 +29,10 @@ no code carried over; ``file:line`` is in the release named):
   (:819). An NSA pool's ``KV size`` leaves the indexer keys out in 0.5.3 (the MLA constructor
   logs before the index buffers exist) and counts them from 0.5.3.post1 (SGLang PR #11309).
   From 0.5.17 another pool (a draft model's, or a labelled one) prints ``{label} KV Cache``.
-- ``head_num`` is the KV heads per tensor-parallel rank, at least one
-  (``ModelConfig.get_num_kv_heads``: ``max(1, heads // tp_size)``).
+- ``head_num`` is the KV heads per attention tensor-parallel rank, at least one
+  (``ModelConfig.get_num_kv_heads``: ``max(1, heads // tp_size)``, called with
+  ``get_attention_tp_size()``: option ``tp_size`` is ``--tp`` divided by ``--dp`` under
+  ``--enable-dp-attention``).
 - ``--kv-cache-dtype`` choices (``KV_CACHE_DTYPE_ERAS``, from server_args.py): "auto" is the
   model's dtype, or fp8_e4m3 when the checkpoint's quantization config says
   ``kv_cache_quant_algo: FP8`` (from 0.5.3), which a model file does not record.
