@@ -62,8 +62,18 @@ VLLM_KV_CACHE_DTYPES = (
     "turboquant_k3v4_nc",
     "turboquant_3bit_nc",
 )
-SGLANG_KV_CACHE_DTYPES = ("auto", "fp8_e4m3", "fp8_e5m2")
-KV_CACHE_DTYPES = VLLM_KV_CACHE_DTYPES  # vLLM's include SGLang's
+SGLANG_KV_CACHE_DTYPES = (
+    "auto",
+    "fp8_e5m2",
+    "fp8_e4m3",
+    "bf16",
+    "bfloat16",
+    "fp4_e2m1",
+    "mxfp8",
+    "nvfp4",
+    "fp4_mx_block16",
+)
+KV_CACHE_DTYPES = tuple(dict.fromkeys(VLLM_KV_CACHE_DTYPES + SGLANG_KV_CACHE_DTYPES))
 # hf_import.SUPPORTED_MODEL_TYPES, for import-hf's help (tests/test_import_hf.py ties them)
 HF_MODEL_TYPES = (
     "deepseek_v2",

@@ -55,7 +55,7 @@ from kvrecords.cli.common import dataset_root, fail
         "The engine's version (default latest). llamacpp: "
         + ", ".join(LLAMACPP_VERSIONS)
         + " (named by the change; build numbers are not mapped). vllm: a release such as"
-        " 0.10.1. sglang: latest."
+        " 0.10.1. sglang: a release from 0.4.0 to 0.5.23, such as 0.5.6.post2."
     ),
 )
 @click.option(
@@ -142,7 +142,7 @@ from kvrecords.cli.common import dataset_root, fail
 @click.option(
     "--page-size",
     type=click.IntRange(min=1),
-    help="sglang: tokens per page (default 1).",
+    help="sglang: tokens per page (default 1; 64 for DeepSeek-V3.2).",
 )
 @click.option(
     "--from-log",

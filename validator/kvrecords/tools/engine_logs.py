@@ -174,8 +174,17 @@ def _vllm_mamba_pad(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]
     return "Padding mamba page size", (("mamba_page_padding", f"{m['pct']}%"),)
 
 
+# SGLang's SWAKVPool labels: the pool each line sizes, as engine_accounting.cache names it
+_SGLANG_POOLS = {"Full": "full_attention", "SWA": "sliding_window"}
+
+
 def _sglang_kv(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    fields = [("pool_tokens", m["tokens"])]
+    # 0.4.1.post6 to 0.4.3.post2 print no #tokens; from 0.5.13 a dtype comes first
+    fields = [("cache", _SGLANG_POOLS[m["label"]])] if m["label"] else []  # from 0.5.19
+    if m["dtype"]:
+        fields.append(("dtype", m["dtype"]))
+    if m["tokens"]:
+        fields.append(("pool_tokens", m["tokens"]))
     if m["kv"]:
         fields.append(("kv_size", f"{m['kv']} GiB"))
     else:
@@ -268,7 +277,8 @@ _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
     (
         "sglang",
         re.compile(
-            rf"KV Cache is allocated\. #tokens: (?P<tokens>{_INT}),"
+            rf"(?:(?P<label>Full|SWA) )?KV Cache (?:is allocated|VA upper bound)\.(?: dtype: (?P<dtype>[A-Za-z0-9_.]{{1,40}}),)?"
+            rf"(?: #tokens: (?P<tokens>{_INT}),)?"
             rf"(?: KV size: (?P<kv>{_NUM}) GB| K size: (?P<k>{_NUM}) GB, V size: (?P<v>{_NUM}) GB)"
         ),
         _sglang_kv,
@@ -297,6 +307,19 @@ _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("kv_cache_dtype", re.compile(r"\bkv_cache_dtype=([A-Za-z0-9_]{1,40})")),
     ("kv_cache_dtype", re.compile(r"'kv_cache_dtype': '([A-Za-z0-9_]{1,40})'")),
     ("max_model_len", re.compile(r"Using max model len ([0-9]{1,9})")),
+    ("model", re.compile(r"\bmodel_path='([^']{1,300})'")),
+    ("kv_cache_dtype", re.compile(r"\bkv_cache_dtype='([A-Za-z0-9_]{1,40})'")),
+    ("sglang_page_size", re.compile(r"\bpage_size=([0-9]{1,6}),")),
+    ("sglang_tp_size", re.compile(r"\btp_size=([0-9]{1,4}),")),
+    ("sglang_max_total_num_tokens", re.compile(r"\bmax_total_num_tokens=([0-9]{1,12})")),
+    (
+        "sglang_full_layer_tokens",
+        re.compile(r"[Ss]liding window memory pool\. full_layer_tokens=([0-9]{1,12})"),
+    ),
+    (
+        "sglang_swa_layer_tokens",
+        re.compile(r"[Ss]liding window memory pool\.[^\r\n]{0,60}?swa_layer_tokens=([0-9]{1,12})"),
+    ),
 )
 
 
@@ -346,7 +369,7 @@ def read_log_file(path: Path) -> LogReading:
         raise LogError(
             f"{path}: no cache figures found (looked for llama.cpp 'size = ... MiB (... cells',"
             " 'KV self size', vLLM 'GPU KV cache size: N tokens', 'Maximum concurrency for',"
-            " SGLang 'KV Cache is allocated')"
+            " SGLang 'KV Cache is allocated', with or without #tokens and dtype)"
         )
     return reading
 

@@ -52,7 +52,7 @@ _CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
         "kv_cache_dtype": vllm.KV_CACHE_DTYPES,
         "mamba_ssm_cache_dtype": vllm.MAMBA_SSM_DTYPES,
     },
-    "sglang": {"kv_cache_dtype": sglang.KV_CACHE_DTYPES, "version": sglang.VERSIONS},
+    "sglang": {"kv_cache_dtype": sglang.KV_CACHE_DTYPES},
 }
 
 __all__ = [
