@@ -42,7 +42,7 @@ TECHNIQUES = (
     "baseline",
 )
 # The engine models' choices, repeated here for the same reason (tests/test_engines.py ties them)
-ENGINES = ("llamacpp", "vllm", "sglang")
+ENGINES = ("llamacpp", "vllm", "sglang", "tensorrt-llm")
 LLAMACPP_CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl")
 LLAMACPP_VERSIONS = (
     "latest",
@@ -72,7 +72,8 @@ VLLM_KV_CACHE_DTYPES = (
     "turboquant_3bit_nc",
 )
 SGLANG_KV_CACHE_DTYPES = ("auto", "fp8_e4m3", "fp8_e5m2")
-KV_CACHE_DTYPES = VLLM_KV_CACHE_DTYPES
+TENSORRT_LLM_KV_CACHE_DTYPES = ("auto", "float16", "bfloat16", "fp8", "int8", "nvfp4")
+KV_CACHE_DTYPES = tuple(dict.fromkeys(VLLM_KV_CACHE_DTYPES + TENSORRT_LLM_KV_CACHE_DTYPES))
 # hf_import.SUPPORTED_MODEL_TYPES, for import-hf's help (tests/test_import_hf.py ties them)
 HF_MODEL_TYPES = (
     "deepseek_v2",
@@ -184,7 +185,9 @@ def _number(value: Fraction | None, *, round_up: bool = False) -> int | float | 
 @click.option(
     "--engine",
     type=click.Choice(ENGINES),
-    help="Also show what this engine allocates at --context: llamacpp, vllm or sglang.",
+    help=(
+        "Also show what this engine allocates at --context: llamacpp, vllm, sglang or tensorrt-llm."
+    ),
 )
 @click.option(
     "--engine-version",
@@ -192,7 +195,7 @@ def _number(value: Fraction | None, *, round_up: bool = False) -> int | float | 
         "The engine's version (default latest). llamacpp: "
         + ", ".join(LLAMACPP_VERSIONS)
         + " (named by the change; build numbers are not mapped). vllm: a release such as"
-        " 0.10.1. sglang: latest."
+        " 0.10.1. sglang: latest. tensorrt-llm: a release 0.12.0 to 1.2.x such as 1.1.0rc3."
     ),
 )
 @click.option(
@@ -241,10 +244,12 @@ def _number(value: Fraction | None, *, round_up: bool = False) -> int | float | 
     "--kv-cache-dtype",
     type=click.Choice(KV_CACHE_DTYPES),
     help=(
-        "vllm or sglang: cache dtype (default auto). vllm: "
+        "vllm, sglang or tensorrt-llm: cache dtype (default auto). vllm: "
         + ", ".join(VLLM_KV_CACHE_DTYPES)
         + ". sglang: "
         + ", ".join(SGLANG_KV_CACHE_DTYPES)
+        + ". tensorrt-llm: "
+        + ", ".join(TENSORRT_LLM_KV_CACHE_DTYPES)
         + "."
     ),
 )
@@ -263,7 +268,7 @@ def _number(value: Fraction | None, *, round_up: bool = False) -> int | float | 
     "--tp-size",
     "tensor_parallel_size",
     type=click.IntRange(min=1),
-    help="vllm or sglang: tensor-parallel ranks (default 1); figures are per rank.",
+    help="vllm, sglang or tensorrt-llm: tensor-parallel ranks (default 1); figures are per rank.",
 )
 @click.option(
     "--mamba-ssm-cache-dtype",
@@ -275,6 +280,11 @@ def _number(value: Fraction | None, *, round_up: bool = False) -> int | float | 
     is_flag=True,
     default=None,
     help="vllm: window layers keep every token, as before the hybrid allocator (flag).",
+)
+@click.option(
+    "--tokens-per-block",
+    type=click.IntRange(min=1),
+    help="tensorrt-llm: tokens per KV cache block (default 32 from 1.0, 64 before).",
 )
 @click.option(
     "--page-size",
@@ -399,6 +409,7 @@ _ENGINE_OPTIONS: dict[str, tuple[str, ...]] = {
         "disable_hybrid_kv_cache_manager",
     ),
     "sglang": ("kv_cache_dtype", "page_size", "tensor_parallel_size"),
+    "tensorrt-llm": ("kv_cache_dtype", "tokens_per_block", "tensor_parallel_size"),
 }
 _SGLANG_NAMES = {"tensor_parallel_size": "tp_size"}
 

@@ -1,4 +1,4 @@
-"""Engine models: what llama.cpp, vLLM and SGLang allocate for a model's cache.
+"""Engine models: what llama.cpp, vLLM, SGLang and TensorRT-LLM allocate for a model's cache.
 
 The logical arithmetic (``kv.arithmetic``) counts the bytes a cache must hold; an engine
 allocates more or less: padded cells, whole blocks, quantization scales, pages padded to a
@@ -17,7 +17,7 @@ does not cover, ``NoSuchCache`` for a printed cache the engine does not build).
 
 from __future__ import annotations
 
-from kvrecords.kv.engines import llamacpp, sglang, vllm
+from kvrecords.kv.engines import llamacpp, sglang, tensorrt_llm, vllm
 from kvrecords.kv.engines.result import (
     CACHES,
     TOTAL,
@@ -31,11 +31,12 @@ from kvrecords.kv.engines.result import (
 )
 from kvrecords.kv.geometry import Model
 
-ENGINES = ("llamacpp", "vllm", "sglang")
+ENGINES = ("llamacpp", "vllm", "sglang", "tensorrt-llm")
 _OPTIONS: dict[str, tuple[str, ...]] = {
     "llamacpp": llamacpp.LlamaCppOptions._fields,
     "vllm": vllm.VllmOptions._fields,
     "sglang": sglang.SglangOptions._fields,
+    "tensorrt-llm": tensorrt_llm.TensorRtLlmOptions._fields,
 }
 
 __all__ = [
@@ -84,6 +85,12 @@ def engine_report(
             model,
             context_tokens,
             vllm.VllmOptions(version=version, **options),  # type: ignore[arg-type]
+        )
+    if engine == "tensorrt-llm":
+        return tensorrt_llm.report(
+            model,
+            context_tokens,
+            tensorrt_llm.TensorRtLlmOptions(version=version, **options),  # type: ignore[arg-type]
         )
     return sglang.report(
         model,
