@@ -1,4 +1,4 @@
-"""Read the cache figures out of a llama.cpp, vLLM or SGLang start-up log.
+"""Read the cache figures out of a llama.cpp, vLLM, SGLang or TensorRT-LLM start-up log.
 
 A contributor pastes a log instead of transcribing it: ``kvrecords kv --from-log FILE`` finds
 the lines that state cache sizes (in any order, among any other output, with CRLF or CR line
@@ -183,6 +183,23 @@ def _sglang_kv(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
     return "KV Cache is allocated", tuple(fields)
 
 
+def _trtllm_pool(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    fields = (("kv_pool_size", f"{m['gib']} GiB"), ("pool_tokens", m["tokens"]))
+    return "Allocated ... for max tokens in paged KV cache", fields
+
+
+def _trtllm_block(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return "Number of tokens per block", (("tokens_per_block", m["n"]),)
+
+
+def _trtllm_blocks(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return "Number of blocks in KV cache primary pool", (("primary_blocks", m["n"]),)
+
+
+def _trtllm_pages(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return "Max KV cache pages per sequence", (("max_pages_per_sequence", m["n"]),)
+
+
 _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
     (
         "llamacpp",
@@ -273,6 +290,24 @@ _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
         ),
         _sglang_kv,
     ),
+    (
+        "tensorrt-llm",
+        re.compile(
+            rf"Allocated (?P<gib>{_NUM}) GiB for max tokens in paged KV cache \((?P<tokens>{_INT})\)"
+        ),
+        _trtllm_pool,
+    ),
+    ("tensorrt-llm", re.compile(rf"Number of tokens per block: (?P<n>{_INT})"), _trtllm_block),
+    (
+        "tensorrt-llm",
+        re.compile(rf"Number of blocks in KV cache primary pool: (?P<n>{_INT})"),
+        _trtllm_blocks,
+    ),
+    (
+        "tensorrt-llm",
+        re.compile(rf"Max KV cache pages per sequence: (?P<n>{_INT})"),
+        _trtllm_pages,
+    ),
 )
 
 _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -297,6 +332,10 @@ _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("kv_cache_dtype", re.compile(r"\bkv_cache_dtype=([A-Za-z0-9_]{1,40})")),
     ("kv_cache_dtype", re.compile(r"'kv_cache_dtype': '([A-Za-z0-9_]{1,40})'")),
     ("max_model_len", re.compile(r"Using max model len ([0-9]{1,9})")),
+    (
+        "tensorrt_llm_version",
+        re.compile(r"TensorRT-LLM [Vv]ersion: {1,8}([0-9][0-9A-Za-z.+\-]{0,60})"),
+    ),
 )
 
 
@@ -346,7 +385,7 @@ def read_log_file(path: Path) -> LogReading:
         raise LogError(
             f"{path}: no cache figures found (looked for llama.cpp 'size = ... MiB (... cells',"
             " 'KV self size', vLLM 'GPU KV cache size: N tokens', 'Maximum concurrency for',"
-            " SGLang 'KV Cache is allocated')"
+            " SGLang 'KV Cache is allocated', TensorRT-LLM 'for max tokens in paged KV cache')"
         )
     return reading
 
