@@ -154,3 +154,18 @@ def test_kv_command_takes_the_engine() -> None:
     assert "Allocated 26.91 GiB for max tokens in paged KV cache (220480)." in result.stdout
     wrong = run_cli("kv", "llama-3.1-8b", "--engine", "tensorrt-llm", "--page-size", "4", cwd=REPO)
     assert wrong.returncode == 2 and "--tokens-per-block" in wrong.stderr
+
+
+def test_from_log_reads_the_per_window_line() -> None:
+    # triton-inference-server/tutorials PR #150 (TensorRT-LLM PyTorch backend log): "Max KV
+    # cache blocks per sequence: 65 [window size=2051], tokens per block=32, primary
+    # blocks=116617, secondary blocks=0" then "Allocated 78.30 GiB for max tokens in paged KV
+    # cache (3731744)": 116,617 blocks x 32 = 3,731,744 tokens, the count the pool line prints.
+    line = (
+        "[TensorRT-LLM][INFO] Max KV cache blocks per sequence: 65 [window size=2051], tokens"
+        " per block=32, primary blocks=116617, secondary blocks=0"
+    )
+    (figure,) = read_log(line).figures
+    fields = dict(figure.fields)
+    assert (fields["window_size"], fields["primary_blocks"]) == ("2051", "116617")
+    assert int(fields["primary_blocks"]) * int(fields["tokens_per_block"]) == 3_731_744

@@ -200,6 +200,19 @@ def _trtllm_pages(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
     return "Max KV cache pages per sequence", (("max_pages_per_sequence", m["n"]),)
 
 
+def _trtllm_window(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    fields = [
+        ("max_blocks_per_sequence", m["n"]),
+        ("window_size", m["window"]),
+        ("tokens_per_block", m["tpb"]),
+        ("primary_blocks", m["primary"]),
+        ("secondary_blocks", m["secondary"]),
+    ]
+    if m["seq"]:
+        fields.append(("max_sequence_length", m["seq"]))
+    return "Max KV cache blocks per sequence", tuple(fields)
+
+
 _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
     (
         "llamacpp",
@@ -307,6 +320,15 @@ _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
         "tensorrt-llm",
         re.compile(rf"Max KV cache pages per sequence: (?P<n>{_INT})"),
         _trtllm_pages,
+    ),
+    (
+        "tensorrt-llm",
+        re.compile(
+            rf"Max KV cache blocks per sequence: (?P<n>{_INT}) \[window size=(?P<window>{_INT})\],"
+            rf" tokens per block=(?P<tpb>{_INT}), primary blocks=(?P<primary>{_INT}),"
+            rf" secondary blocks=(?P<secondary>{_INT})(?:, max sequence length=(?P<seq>{_INT}))?"
+        ),
+        _trtllm_window,
     ),
 )
 
