@@ -169,3 +169,14 @@ def test_from_log_reads_the_per_window_line() -> None:
     fields = dict(figure.fields)
     assert (fields["window_size"], fields["primary_blocks"]) == ("2051", "116617")
     assert int(fields["primary_blocks"]) * int(fields["tokens_per_block"]) == 3_731_744
+
+
+def test_several_attention_windows_are_refused() -> None:
+    # _util.py switches to variable sliding window attention when max_attention_window holds
+    # more than one size; kvCacheManager.cpp then gives each window its own blocks from an equal
+    # share of free memory, which the printed pool size does not fix. One size is the default.
+    gemma = model("gemma-3-27b")
+    with pytest.raises(NotCovered, match="variable sliding window"):
+        report(gemma, 1024, TensorRtLlmOptions(max_attention_window=(1024, 131072)))
+    single = report(gemma, 1024, TensorRtLlmOptions(max_attention_window=(131072,)))
+    assert single.engine_kv_bytes == report(gemma, 1024, TensorRtLlmOptions()).engine_kv_bytes

@@ -29,6 +29,9 @@ were read as text, not from a checkout):
   1.1.0rc3 shows ``Adjusted max_attention_window_vec to [8224]``, one window).
 - ``tensorrt_llm/_torch/pyexecutor/_util.py``: MLA models get a ``SELFKONLY`` cache of one head
   of ``kv_lora_rank + qk_rope_head_dim`` values (the PyTorch backend).
+- ``_util.py``, ``KvCacheCreator._create_kv_cache_manager``: the cache dtype is fp8 or nvfp4 when
+  the checkpoint's quantization config says so, else the model's dtype; a draft model for
+  speculative decoding gets its own manager, which prints its own pair of lines.
 - ``tensorrt_llm/llmapi/llm_args.py``, ``KvCacheConfig.tokens_per_block``: default 32 (1.x);
   ``tensorrt_llm/plugin/plugin.py``, ``PluginConfig._tokens_per_block``: 64 in the engine
   builds of 0.x that the logs read show (``Number of tokens per block: 64.``).
@@ -85,6 +88,7 @@ class TensorRtLlmOptions(NamedTuple):
     kv_cache_dtype: str = "auto"
     tokens_per_block: int | None = None
     tensor_parallel_size: int = 1
+    max_attention_window: tuple[int, ...] | None = None  # KvCacheConfig's, repeated over layers
     version: str = "latest"
 
 
@@ -111,6 +115,15 @@ def report(model: Model, context_tokens: int, options: TensorRtLlmOptions) -> En
         raise EngineError("the pool and --tensor-parallel-size must be at least 1")
     if options.tokens_per_block is not None and options.tokens_per_block < 1:
         raise EngineError("--tokens-per-block must be at least 1")
+    windows = set(options.max_attention_window or ())
+    if len(windows) > 1:
+        raise NotCovered(
+            "several max_attention_window sizes (variable sliding window attention): each window"
+            " gets its own blocks from an equal share of free memory, which the pool size alone"
+            " does not fix; not covered"
+        )
+    if any(window < 1 for window in windows):
+        raise EngineError("max_attention_window sizes must be at least 1")
     if options.kv_cache_dtype == "nvfp4":
         raise NotCovered("nvfp4 caches add block-scale pools whose printed size was not checked")
     pytorch_default = version >= PYTORCH_DEFAULT
