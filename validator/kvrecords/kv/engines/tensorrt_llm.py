@@ -27,14 +27,17 @@ were read as text, not from a checkout):
   ``kv_cache_config.max_attention_window`` the window vector is ``[max_seq_len]``, one window
   for every layer, so sliding-window layers keep the whole pool (the gpt-oss-120b log of
   1.1.0rc3 shows ``Adjusted max_attention_window_vec to [8224]``, one window).
-- ``tensorrt_llm/_torch/pyexecutor/_util.py``: MLA models get a ``SELFKONLY`` cache of one head
-  of ``kv_lora_rank + qk_rope_head_dim`` values (the PyTorch backend).
-- ``_util.py``, ``KvCacheCreator._create_kv_cache_manager``: the cache dtype is fp8 or nvfp4 when
-  the checkpoint's quantization config says so, else the model's dtype; a draft model for
-  speculative decoding gets its own manager, which prints its own pair of lines.
-- ``tensorrt_llm/llmapi/llm_args.py``, ``KvCacheConfig.tokens_per_block``: default 32 (1.x);
-  ``tensorrt_llm/plugin/plugin.py``, ``PluginConfig._tokens_per_block``: 64 in the engine
-  builds of 0.x that the logs read show (``Number of tokens per block: 64.``).
+- ``tensorrt_llm/_torch/pyexecutor/_util.py``, ``KvCacheCreator._create_kv_cache_manager``: MLA
+  models get a ``SELFKONLY`` cache of one head of ``kv_lora_rank + qk_rope_head_dim`` values
+  for every layer; the cache dtype is fp8 or nvfp4 when the checkpoint's quantization config
+  says so, else the model's dtype; several window sizes only when
+  ``kv_cache_config.max_attention_window`` holds more than one; a draft model for speculative
+  decoding gets its own manager, which prints its own pair of lines.
+- ``kvCacheManager.cpp``, ``BaseKVCacheManager::calculateFreeMemBytes``: the share of free
+  memory is ``KvCacheConfig::kDefaultGpuMemFraction`` (0.9) unless set; ``max_tokens`` caps it.
+- ``tensorrt_llm/llmapi/llm_args.py``, ``KvCacheConfig.tokens_per_block``: default 32 (1.x).
+  ``PluginConfig._tokens_per_block`` (engine builds) is 64 in an older stored version and 32 in
+  later ones; the dated 0.x logs read print 64.
 
 ``--context`` is the pool size in tokens, the number in parentheses of the printed line (how
 many tokens fit is chosen by ``free_gpu_memory_fraction``, default 0.9, or ``max_tokens``; it is
@@ -46,7 +49,10 @@ Not covered (refused, never guessed): several attention windows in one pool set
 nvfp4 caches (block-scale pools), K and V of different head sizes, layers of different head
 sizes, KV-sharing layers, mamba and linear-attention state, sparse-attention indexers, MLA
 before 1.0 (the TensorRT engine backend's layout was not read), and releases outside
-``COVERED`` (1.3 is moving to a second KV cache manager, not read).
+``COVERED`` (1.3 release candidates were not read; they add a second, optional KV cache
+manager). Layers a speculative
+decoder adds to the target's pool (MTP, passed as ``spec_config`` to ``get_pp_layers``) are not
+counted: the figures are for the model's own layers.
 """
 
 from __future__ import annotations
@@ -77,9 +83,11 @@ COVERED = ((0, 12), (1, 2))  # (major, minor), both ends included
 LATEST = "1.2.1"
 PYTORCH_DEFAULT = (1, 0, 0)  # from 1.0 the LLM API and trtllm-serve run the PyTorch backend
 TOKENS_PER_BLOCK_PYTORCH = 32  # KvCacheConfig.tokens_per_block (llm_args.py, 1.x)
-TOKENS_PER_BLOCK_ENGINE = 64  # 0.x engine builds, as every 0.x log read prints
+# 0.x engine builds: the dated 0.x logs read (July 2024, February 2025) print 64; later stored
+# PluginConfig versions default to 32, from a release not established
+TOKENS_PER_BLOCK_ENGINE = 64
 _VERSION_RE = re.compile(
-    r"^v?(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?:(?:rc|\.dev|\.post|\.?[a-z]).{0,40})?$"
+    r"^v?(\d{1,3})\.(\d{1,3})(?:\.(\d{1,3}))?(?:(?:rc|\.dev|\.post|\.?[a-z]).{0,40})?$"
 )
 VERSION_FORMS = ("latest", "a release such as 0.17.0, 1.1.0rc3 or 0.12.0.dev2024073000")
 
@@ -98,7 +106,7 @@ def parse_version(text: str) -> tuple[int, int, int]:
     match = _VERSION_RE.match(LATEST if text == "latest" else text.strip())
     if match is None:
         raise UnknownValue("--engine-version", text, VERSION_FORMS)
-    version = int(match[1]), int(match[2]), int(match[3])
+    version = int(match[1]), int(match[2]), int(match[3] or 0)
     if not COVERED[0] <= version[:2] <= COVERED[1]:
         raise NotCovered(
             f"TensorRT-LLM {text} is not covered: the engine model covers 0.12.0 to 1.2.x"
@@ -147,7 +155,12 @@ def report(model: Model, context_tokens: int, options: TensorRtLlmOptions) -> En
     if options.tokens_per_block is None:
         notes.append(
             f"tokens per block {tokens_per_block}: the default of "
-            + ("KvCacheConfig (1.x)" if pytorch_default else "0.x engine builds (the logs read)")
+            + (
+                "KvCacheConfig (1.x)"
+                if pytorch_default
+                else "0.x engine builds as dated 0.x logs print it (assumed; later 0.x builds"
+                " default to 32): give --tokens-per-block as the log prints it"
+            )
         )
     if options.tensor_parallel_size > 1:
         notes.append(f"figures are per rank of {options.tensor_parallel_size}")
