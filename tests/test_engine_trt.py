@@ -37,6 +37,19 @@ def test_pool_of_issue_1188_prints_the_quoted_line() -> None:
     )
 
 
+def test_the_latest_release_matches_a_1_2_1_log() -> None:
+    # A TensorRT-LLM 1.2.1 smoke run on one H100, PyTorch backend, Qwen/Qwen3-Reranker-0.6B
+    # (Qwen3ForCausalLM, BF16, 28 layers; code index, find_string "for max tokens in paged KV
+    # cache ("): "[MemUsageChange] Allocated 68.69 GiB for max tokens in paged KV cache
+    # (643136)." Qwen3-0.6B's shape: 28 x 2 x 8 KV heads x 128 x 2 B = 114,688 B/token;
+    # 643,136 x 114,688 = 73,759,981,568 B = 68.694 GiB, printed 68.69.
+    result = report(model("qwen3-0.6b"), 643_136, TensorRtLlmOptions(version="1.2.1"))
+    assert result.engine_kv_bytes == 73_759_981_568
+    assert result.printed[1] == (
+        "[MemUsageChange] Allocated 68.69 GiB for max tokens in paged KV cache (643136)."
+    )
+
+
 def test_fp8_cache_holds_one_byte_per_value() -> None:
     # A public trtllm-serve log of Llama-3.1-8B-Instruct (code index, find_string
     # "Results with Huggingface inference-benchmarker"): "Number of blocks in KV cache primary

@@ -52,7 +52,9 @@ before 1.0 (the TensorRT engine backend's layout was not read), and releases out
 ``COVERED`` (1.3 release candidates were not read; they add a second, optional KV cache
 manager). Layers a speculative
 decoder adds to the target's pool (MTP, passed as ``spec_config`` to ``get_pp_layers``) are not
-counted: the figures are for the model's own layers.
+counted: the figures are for the model's own layers. The AutoDeploy backend is not covered: it
+sizes its caches itself and its log prints the pool line of a placeholder manager (``Using fake
+cache manager with head_dim=0`` then ``Allocated 0.00 GiB ... (3958272)`` in a 1.2.0rc5 log).
 """
 
 from __future__ import annotations
