@@ -68,6 +68,7 @@ from kvrecords.kv.engines.result import (
     NotCovered,
     Part,
     UnknownValue,
+    bytes_of,
     cdiv,
     check_choice,
     gib_as_printed,
@@ -119,23 +120,7 @@ def parse_version(text: str) -> tuple[int, int, int]:
 
 def report(model: Model, context_tokens: int, options: TensorRtLlmOptions) -> EngineReport:
     """The primary KV pool of ``context_tokens`` tokens (rounded up to whole blocks)."""
-    check_choice("--kv-cache-dtype", options.kv_cache_dtype, KV_CACHE_DTYPES)
-    version = parse_version(options.version)
-    if context_tokens < 1 or options.tensor_parallel_size < 1:
-        raise EngineError("the pool and --tensor-parallel-size must be at least 1")
-    if options.tokens_per_block is not None and options.tokens_per_block < 1:
-        raise EngineError("--tokens-per-block must be at least 1")
-    windows = set(options.max_attention_window or ())
-    if len(windows) > 1:
-        raise NotCovered(
-            "several max_attention_window sizes (variable sliding window attention): each window"
-            " gets its own blocks from an equal share of free memory, which the pool size alone"
-            " does not fix; not covered"
-        )
-    if any(window < 1 for window in windows):
-        raise EngineError("max_attention_window sizes must be at least 1")
-    if options.kv_cache_dtype == "nvfp4":
-        raise NotCovered("nvfp4 caches add block-scale pools whose printed size was not checked")
+    version = _checked_version(context_tokens, options)
     pytorch_default = version >= PYTORCH_DEFAULT
     default_block = TOKENS_PER_BLOCK_PYTORCH if pytorch_default else TOKENS_PER_BLOCK_ENGINE
     tokens_per_block = options.tokens_per_block or default_block
@@ -143,11 +128,14 @@ def report(model: Model, context_tokens: int, options: TensorRtLlmOptions) -> En
     element_bytes = _element_bytes(model, options.kv_cache_dtype, notes)
     groups = _groups(model, pytorch_default)
     blocks = cdiv(context_tokens, tokens_per_block)
-    parts = [_part(group, blocks, tokens_per_block, element_bytes, options) for group in groups]
-    if blocks * tokens_per_block != context_tokens:
+    pool_tokens = blocks * tokens_per_block
+    parts = tuple(
+        _part(group, blocks, tokens_per_block, element_bytes, options) for group in groups
+    )
+    if pool_tokens != context_tokens:
         notes.append(
             f"{context_tokens:,} tokens round up to {blocks:,} blocks of {tokens_per_block}"
-            f" ({blocks * tokens_per_block:,} tokens), as calculateMaxNumBlocks rounds"
+            f" ({pool_tokens:,} tokens), as calculateMaxNumBlocks rounds"
         )
     if any(isinstance(group, Attention) and group.window is not None for group in groups):
         notes.append(
@@ -166,14 +154,16 @@ def report(model: Model, context_tokens: int, options: TensorRtLlmOptions) -> En
         )
     if options.tensor_parallel_size > 1:
         notes.append(f"figures are per rank of {options.tensor_parallel_size}")
-    printed: list[str] = []
-    total = sum(part.bytes for part in parts if part.bytes is not None)
-    if all(part.bytes is not None for part in parts):
-        printed = [
+    total = bytes_of(parts)
+    printed = (
+        ()
+        if total is None
+        else (
             f"Number of tokens per block: {tokens_per_block}.",
             f"[MemUsageChange] Allocated {gib_as_printed(total)} GiB for max tokens in paged KV"
-            f" cache ({blocks * tokens_per_block}).",
-        ]
+            f" cache ({pool_tokens}).",
+        )
+    )
     return EngineReport(
         engine=ENGINE,
         version=".".join(map(str, version)),
@@ -185,10 +175,32 @@ def report(model: Model, context_tokens: int, options: TensorRtLlmOptions) -> En
         ),
         context_tokens=context_tokens,
         context_meaning="max tokens in the paged KV cache: the pool size the log line states",
-        parts=tuple(parts),
-        printed=tuple(printed),
+        parts=parts,
+        printed=printed,
         notes=tuple(notes),
     )
+
+
+def _checked_version(context_tokens: int, options: TensorRtLlmOptions) -> tuple[int, int, int]:
+    """The release, once every option is one the engine model covers."""
+    check_choice("--kv-cache-dtype", options.kv_cache_dtype, KV_CACHE_DTYPES)
+    version = parse_version(options.version)
+    if context_tokens < 1 or options.tensor_parallel_size < 1:
+        raise EngineError("the pool and --tensor-parallel-size must be at least 1")
+    if options.tokens_per_block is not None and options.tokens_per_block < 1:
+        raise EngineError("--tokens-per-block must be at least 1")
+    windows = set(options.max_attention_window or ())
+    if any(window < 1 for window in windows):
+        raise EngineError("max_attention_window sizes must be at least 1")
+    if len(windows) > 1:
+        raise NotCovered(
+            "several max_attention_window sizes (variable sliding window attention): each window"
+            " gets its own blocks from an equal share of free memory, which the pool size alone"
+            " does not fix; not covered"
+        )
+    if options.kv_cache_dtype == "nvfp4":
+        raise NotCovered("nvfp4 caches add block-scale pools whose printed size was not checked")
+    return version
 
 
 def _element_bytes(model: Model, dtype: str, notes: list[str]) -> int:
