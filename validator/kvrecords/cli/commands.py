@@ -284,7 +284,7 @@ def _number(value: Fraction | None, *, round_up: bool = False) -> int | float | 
 @click.option(
     "--tokens-per-block",
     type=click.IntRange(min=1),
-    help="tensorrt-llm: tokens per KV cache block (default 32 from 1.0, 64 before).",
+    help="tensorrt-llm: tokens per KV cache block (default 32 from 0.19.0, 64 before).",
 )
 @click.option(
     "--page-size",

@@ -37,7 +37,7 @@ were read as text, not from a checkout):
   memory is ``KvCacheConfig::kDefaultGpuMemFraction`` (0.9) unless set; ``max_tokens`` caps it.
 - ``tensorrt_llm/llmapi/llm_args.py``, ``KvCacheConfig.tokens_per_block``: default 32 (1.x).
   ``PluginConfig._tokens_per_block`` (engine builds) is 64 in an older stored version and 32 in
-  later ones; the dated 0.x logs read print 64.
+  later ones; logs date the change (``TOKENS_PER_BLOCK_DEFAULTS``).
 
 ``--context`` is the pool size in tokens, the number in parentheses of the printed line (how
 many tokens fit is chosen by ``free_gpu_memory_fraction``, default 0.9, or ``max_tokens``; it is
@@ -85,10 +85,12 @@ KV_CACHE_DTYPES = ("auto", "float16", "bfloat16", "fp8", "int8", "nvfp4")
 COVERED = ((0, 12), (1, 2))  # (major, minor), both ends included
 LATEST = "1.2.1"
 PYTORCH_DEFAULT = (1, 0, 0)  # from 1.0 the LLM API and trtllm-serve run the PyTorch backend
-TOKENS_PER_BLOCK_PYTORCH = 32  # KvCacheConfig.tokens_per_block (llm_args.py, 1.x)
-# 0.x engine builds: the dated 0.x logs read (July 2024, February 2025) print 64; later stored
-# PluginConfig versions default to 32, from a release not established
-TOKENS_PER_BLOCK_ENGINE = 64
+# Tokens per block when not set, from the first release with that default. 0.x engine builds
+# printed 64 in the logs of 0.12.0.dev (July 2024) and of a February 2025 build; issue #4275's
+# 0.19.0 engine, built without --tokens_per_block, prints 32; 1.x's KvCacheConfig defaults to 32.
+# Whether 0.18.x builds default to 64 or 32 is not established (a note says so).
+TOKENS_PER_BLOCK_DEFAULTS = (((0, 12, 0), 64), ((0, 19, 0), 32))
+UNSURE_BLOCK_DEFAULT = (0, 18)
 _VERSION_RE = re.compile(
     r"^v?(\d{1,3})\.(\d{1,3})(?:\.(\d{1,3}))?(?:(?:rc|\.dev|\.post|\.?[a-z]).{0,40})?$"
 )
@@ -122,7 +124,9 @@ def report(model: Model, context_tokens: int, options: TensorRtLlmOptions) -> En
     """The primary KV pool of ``context_tokens`` tokens (rounded up to whole blocks)."""
     version = _checked_version(context_tokens, options)
     pytorch_default = version >= PYTORCH_DEFAULT
-    default_block = TOKENS_PER_BLOCK_PYTORCH if pytorch_default else TOKENS_PER_BLOCK_ENGINE
+    default_block = next(
+        size for start, size in reversed(TOKENS_PER_BLOCK_DEFAULTS) if version >= start
+    )
     tokens_per_block = options.tokens_per_block or default_block
     notes: list[str] = []
     element_bytes = _element_bytes(model, options.kv_cache_dtype, notes)
@@ -143,13 +147,13 @@ def report(model: Model, context_tokens: int, options: TensorRtLlmOptions) -> En
             " every layer shares one window (max_seq_len); several windows are not covered"
         )
     if options.tokens_per_block is None:
+        unsure = version[:2] == UNSURE_BLOCK_DEFAULT
         notes.append(
-            f"tokens per block {tokens_per_block}: the default of "
+            f"tokens per block {tokens_per_block}: the default of this release"
             + (
-                "KvCacheConfig (1.x)"
-                if pytorch_default
-                else "0.x engine builds as dated 0.x logs print it (assumed; later 0.x builds"
-                " default to 32): give --tokens-per-block as the log prints it"
+                " (assumed: 0.18.x may default to 32); give --tokens-per-block as the log prints it"
+                if unsure
+                else ""
             )
         )
     if options.tensor_parallel_size > 1:
