@@ -522,7 +522,7 @@ def test_sglang_pool_sizes() -> None:
 
 
 def test_engine_report_rejects_options_of_another_engine() -> None:
-    assert ENGINES == ("llamacpp", "vllm", "sglang")
+    assert ENGINES == ("llamacpp", "vllm", "sglang", "tensorrt-llm")
     with pytest.raises(EngineError, match="block_size"):
         engine_report(model("qwen3-8b"), "llamacpp", 10, block_size=16)
     with pytest.raises(UnknownValue, match="allowed: f32, f16"):

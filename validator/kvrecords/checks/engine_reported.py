@@ -51,6 +51,7 @@ ENGINE_MODELS = {
     "llamacpp": "llamacpp",
     "vllm": "vllm",
     "sglang": "sglang",
+    "tensorrt-llm": "tensorrt-llm",
 }
 
 ModelLookup = Callable[[str], Model | None]

@@ -33,7 +33,7 @@ TECHNIQUES = (
     "baseline",
 )
 # The engine models' choices, for kv's engine options (tests/test_engines.py ties them)
-ENGINES = ("llamacpp", "vllm", "sglang")
+ENGINES = ("llamacpp", "vllm", "sglang", "tensorrt-llm")
 LLAMACPP_CACHE_TYPES = ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl")
 LLAMACPP_VERSIONS = (
     "latest",
@@ -73,7 +73,10 @@ SGLANG_KV_CACHE_DTYPES = (
     "nvfp4",
     "fp4_mx_block16",
 )
-KV_CACHE_DTYPES = tuple(dict.fromkeys(VLLM_KV_CACHE_DTYPES + SGLANG_KV_CACHE_DTYPES))
+TENSORRT_LLM_KV_CACHE_DTYPES = ("auto", "float16", "bfloat16", "fp8", "int8", "nvfp4")
+KV_CACHE_DTYPES = tuple(
+    dict.fromkeys(VLLM_KV_CACHE_DTYPES + SGLANG_KV_CACHE_DTYPES + TENSORRT_LLM_KV_CACHE_DTYPES)
+)
 # hf_import.SUPPORTED_MODEL_TYPES, for import-hf's help (tests/test_import_hf.py ties them)
 HF_MODEL_TYPES = (
     "deepseek_v2",

@@ -16,6 +16,7 @@ from kvrecords.cli.choices import (
     LLAMACPP_CACHE_TYPES,
     LLAMACPP_VERSIONS,
     SGLANG_KV_CACHE_DTYPES,
+    TENSORRT_LLM_KV_CACHE_DTYPES,
     VLLM_KV_CACHE_DTYPES,
     dtype_option,
     layers_option,
@@ -47,7 +48,9 @@ from kvrecords.cli.common import dataset_root, fail
 @click.option(
     "--engine",
     type=click.Choice(ENGINES),
-    help="Also show what this engine allocates at --context: llamacpp, vllm or sglang.",
+    help=(
+        "Also show what this engine allocates at --context: llamacpp, vllm, sglang or tensorrt-llm."
+    ),
 )
 @click.option(
     "--engine-version",
@@ -55,7 +58,8 @@ from kvrecords.cli.common import dataset_root, fail
         "The engine's version (default latest). llamacpp: "
         + ", ".join(LLAMACPP_VERSIONS)
         + " (named by the change; build numbers are not mapped). vllm: a release such as"
-        " 0.10.1. sglang: a release from 0.4.0 to 0.5.23, such as 0.5.6.post2."
+        " 0.10.1. sglang: a release from 0.4.0 to 0.5.23, such as 0.5.6.post2. tensorrt-llm: a"
+        " release 0.12.0 to 1.2.x such as 1.1.0rc3."
     ),
 )
 @click.option(
@@ -104,10 +108,12 @@ from kvrecords.cli.common import dataset_root, fail
     "--kv-cache-dtype",
     type=click.Choice(KV_CACHE_DTYPES),
     help=(
-        "vllm or sglang: cache dtype (default auto). vllm: "
+        "vllm, sglang or tensorrt-llm: cache dtype (default auto). vllm: "
         + ", ".join(VLLM_KV_CACHE_DTYPES)
         + ". sglang: "
         + ", ".join(SGLANG_KV_CACHE_DTYPES)
+        + ". tensorrt-llm: "
+        + ", ".join(TENSORRT_LLM_KV_CACHE_DTYPES)
         + "."
     ),
 )
@@ -126,7 +132,7 @@ from kvrecords.cli.common import dataset_root, fail
     "--tp-size",
     "tensor_parallel_size",
     type=click.IntRange(min=1),
-    help="vllm or sglang: tensor-parallel ranks (default 1); figures are per rank.",
+    help="vllm, sglang or tensorrt-llm: tensor-parallel ranks (default 1); figures are per rank.",
 )
 @click.option(
     "--mamba-ssm-cache-dtype",
@@ -138,6 +144,11 @@ from kvrecords.cli.common import dataset_root, fail
     is_flag=True,
     default=None,
     help="vllm: window layers keep every token, as before the hybrid allocator (flag).",
+)
+@click.option(
+    "--tokens-per-block",
+    type=click.IntRange(min=1),
+    help="tensorrt-llm: tokens per KV cache block (default 32 from 0.19.0, 64 before).",
 )
 @click.option(
     "--page-size",

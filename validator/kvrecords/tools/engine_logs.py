@@ -1,4 +1,4 @@
-"""Read the cache figures out of a llama.cpp, vLLM or SGLang start-up log.
+"""Read the cache figures out of a llama.cpp, vLLM, SGLang or TensorRT-LLM start-up log.
 
 A contributor pastes a log instead of transcribing it: ``kvrecords kv --from-log FILE`` finds
 the lines that state cache sizes (in any order, among any other output, with CRLF or CR line
@@ -192,6 +192,36 @@ def _sglang_kv(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
     return "KV Cache is allocated", tuple(fields)
 
 
+def _trtllm_pool(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    fields = (("kv_pool_size", f"{m['gib']} GiB"), ("pool_tokens", m["tokens"]))
+    return "Allocated ... for max tokens in paged KV cache", fields
+
+
+def _trtllm_block(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return "Number of tokens per block", (("tokens_per_block", m["n"]),)
+
+
+def _trtllm_blocks(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return "Number of blocks in KV cache primary pool", (("primary_blocks", m["n"]),)
+
+
+def _trtllm_pages(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return "Max KV cache pages per sequence", (("max_pages_per_sequence", m["n"]),)
+
+
+def _trtllm_window(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    fields = [
+        ("max_blocks_per_sequence", m["n"]),
+        ("window_size", m["window"]),
+        ("tokens_per_block", m["tpb"]),
+        ("primary_blocks", m["primary"]),
+        ("secondary_blocks", m["secondary"]),
+    ]
+    if m["seq"]:
+        fields.append(("max_sequence_length", m["seq"]))
+    return "Max KV cache blocks per sequence", tuple(fields)
+
+
 _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
     (
         "llamacpp",
@@ -283,6 +313,33 @@ _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
         ),
         _sglang_kv,
     ),
+    (
+        "tensorrt-llm",
+        re.compile(
+            rf"Allocated (?P<gib>{_NUM}) GiB for max tokens in paged KV cache \((?P<tokens>{_INT})\)"
+        ),
+        _trtllm_pool,
+    ),
+    ("tensorrt-llm", re.compile(rf"Number of tokens per block: (?P<n>{_INT})"), _trtllm_block),
+    (
+        "tensorrt-llm",
+        re.compile(rf"Number of blocks in KV cache primary pool: (?P<n>{_INT})"),
+        _trtllm_blocks,
+    ),
+    (
+        "tensorrt-llm",
+        re.compile(rf"Max KV cache pages per sequence: (?P<n>{_INT})"),
+        _trtllm_pages,
+    ),
+    (
+        "tensorrt-llm",
+        re.compile(
+            rf"Max KV cache blocks per sequence: (?P<n>{_INT}) \[window size=(?P<window>{_INT})\],"
+            rf" tokens per block=(?P<tpb>{_INT}), primary blocks=(?P<primary>{_INT}),"
+            rf" secondary blocks=(?P<secondary>{_INT})(?:, max sequence length=(?P<seq>{_INT}))?"
+        ),
+        _trtllm_window,
+    ),
 )
 
 _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -319,6 +376,10 @@ _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "sglang_swa_layer_tokens",
         re.compile(r"[Ss]liding window memory pool\.[^\r\n]{0,60}?swa_layer_tokens=([0-9]{1,12})"),
+    ),
+    (
+        "tensorrt_llm_version",
+        re.compile(r"TensorRT-LLM [Vv]ersion: {1,8}([0-9][0-9A-Za-z.+\-]{0,60})"),
     ),
 )
 
@@ -369,7 +430,8 @@ def read_log_file(path: Path) -> LogReading:
         raise LogError(
             f"{path}: no cache figures found (looked for llama.cpp 'size = ... MiB (... cells',"
             " 'KV self size', vLLM 'GPU KV cache size: N tokens', 'Maximum concurrency for',"
-            " SGLang 'KV Cache is allocated', with or without #tokens and dtype)"
+            " SGLang 'KV Cache is allocated', with or without #tokens and dtype,"
+            " TensorRT-LLM 'for max tokens in paged KV cache')"
         )
     return reading
 

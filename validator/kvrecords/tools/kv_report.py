@@ -77,6 +77,7 @@ _ENGINE_OPTIONS: dict[str, tuple[str, ...]] = {
         "disable_hybrid_kv_cache_manager",
     ),
     "sglang": ("kv_cache_dtype", "page_size", "tensor_parallel_size"),
+    "tensorrt-llm": ("kv_cache_dtype", "tokens_per_block", "tensor_parallel_size"),
 }
 # SGLang's own spelling of an option the command line shares with vLLM
 _SGLANG_NAMES = {"tensor_parallel_size": "tp_size"}

@@ -1,4 +1,4 @@
-"""Engine models: what llama.cpp, vLLM and SGLang allocate for a model's cache.
+"""Engine models: what llama.cpp, vLLM, SGLang and TensorRT-LLM allocate for a model's cache.
 
 The logical arithmetic (``kv.arithmetic``) counts the bytes a cache must hold; an engine
 allocates more or less: padded cells, whole blocks, quantization scales, pages padded to a
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import typing
 
-from kvrecords.kv.engines import llamacpp, sglang, vllm
+from kvrecords.kv.engines import llamacpp, sglang, tensorrt_llm, vllm
 from kvrecords.kv.engines.result import (
     CACHES,
     TOTAL,
@@ -33,11 +33,12 @@ from kvrecords.kv.engines.result import (
 )
 from kvrecords.kv.geometry import Model
 
-ENGINES = ("llamacpp", "vllm", "sglang")
+ENGINES = ("llamacpp", "vllm", "sglang", "tensorrt-llm")
 _OPTION_TUPLES: dict[str, type[tuple[object, ...]]] = {
     "llamacpp": llamacpp.LlamaCppOptions,
     "vllm": vllm.VllmOptions,
     "sglang": sglang.SglangOptions,
+    "tensorrt-llm": tensorrt_llm.TensorRtLlmOptions,
 }
 # The options whose value is one of a set, with the set (what a record's accounting is held to
 # before the engine model runs).
@@ -53,6 +54,7 @@ _CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
         "mamba_ssm_cache_dtype": vllm.MAMBA_SSM_DTYPES,
     },
     "sglang": {"kv_cache_dtype": sglang.KV_CACHE_DTYPES},
+    "tensorrt-llm": {"kv_cache_dtype": tensorrt_llm.KV_CACHE_DTYPES},
 }
 
 __all__ = [
@@ -118,6 +120,12 @@ def engine_report(
             model,
             context_tokens,
             vllm.VllmOptions(version=version, **options),  # type: ignore[arg-type]
+        )
+    if engine == "tensorrt-llm":
+        return tensorrt_llm.report(
+            model,
+            context_tokens,
+            tensorrt_llm.TensorRtLlmOptions(version=version, **options),  # type: ignore[arg-type]
         )
     return sglang.report(
         model,
