@@ -19,12 +19,12 @@ from kvrecords.checks.plausibility import (
     Inputs,
     RunSetup,
     all_evaluations,
-    attention_flops_per_token,
     evaluate_fit,
     evaluate_fit_claims,
     hardware_index,
     run_setups,
 )
+from kvrecords.checks.plausibility.prefill import attention_flops_per_token
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.models import load_model_file
 from kvrecords.kv.geometry import Attention, Model

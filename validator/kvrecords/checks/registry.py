@@ -24,6 +24,7 @@ from kvrecords.checks import (
 )
 from kvrecords.checks.context import RecordContext
 from kvrecords.checks.hardware import HardwareCatalog
+from kvrecords.checks.plausibility import decode, fit, links, prefill
 from kvrecords.dataset import document, schemas
 from kvrecords.problems import Problem, Rule
 
@@ -40,7 +41,10 @@ FAMILIES: tuple[ModuleType, ...] = (
     prose,
     models,
     hardware,
-    plausibility,
+    fit,
+    decode,
+    prefill,
+    links,
 )
 
 
