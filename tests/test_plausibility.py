@@ -24,11 +24,11 @@ from kvrecords.checks.plausibility import (
     hardware_index,
     run_setups,
 )
-from kvrecords.checks.plausibility.prefill import attention_flops_per_token
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.models import load_model_file
 from kvrecords.kv.geometry import Attention, Model
 from kvrecords.kv.hardware import hardware_from_data
+from kvrecords.kv.roofline import attention_flops_per_token
 from kvrecords.kv.weights import BF16, readings, weight_format
 from kvrecords.runner.validate import validate
 from kvrecords.tools.explain import explain_record

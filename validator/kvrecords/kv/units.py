@@ -44,6 +44,12 @@ _NUMBER_RE = re.compile(rf"^{_NUMBER}$")
 _BYTES_RE = re.compile(rf"^\s*({_NUMBER})\s*({'|'.join(BYTE_UNITS)})\s*$")
 
 
+class Unknown(NamedTuple):
+    """Why a value cannot be given, returned in its place: callers test for it by type."""
+
+    reason: str
+
+
 class Written(NamedTuple):
     """A number exactly as a contributor wrote it, so its precision survives."""
 

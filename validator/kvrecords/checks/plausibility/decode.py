@@ -6,24 +6,33 @@ from fractions import Fraction
 from typing import NamedTuple
 
 from kvrecords.checks.plausibility.setup import (
-    BILLION,
     Drafting,
     Evaluation,
     Figure,
     KvReading,
     RunSetup,
     Side,
-    billions,
     common_inputs,
     listed,
     rated_low,
     skip,
-    weight_bytes,
-    weights_working,
 )
 from kvrecords.kv.hardware import Hardware
-from kvrecords.kv.units import format_exact, gib, tokens_per_s
-from kvrecords.kv.weights import EVERY_COMPUTE_TYPE, WeightFormat
+from kvrecords.kv.roofline import (
+    decode_roofline,
+    decode_step_bytes,
+    draft_head_bytes,
+    matmul_flops_per_token,
+    tokens_per_s_at_peak,
+)
+from kvrecords.kv.units import Unknown, format_exact, gib, tokens_per_s
+from kvrecords.kv.weights import (
+    EVERY_COMPUTE_TYPE,
+    WeightFormat,
+    parameter_billions,
+    weight_bytes,
+    weight_bytes_working,
+)
 from kvrecords.problems import Rule
 
 DECODE_ROOFLINE = Rule(
@@ -147,21 +156,21 @@ def evaluate_decode(setup: RunSetup, figure: Figure, value: Fraction) -> Evaluat
         if drafting.method is None or k is None:
             return Fraction(0), ""
         if drafting.draft_model is not None:
-            draft = billions(
+            draft = parameter_billions(
                 drafting.draft_model.parameters, "active", f"models/{drafting.draft_model_id}"
             )
-            if isinstance(draft, str):
-                notes.append(f"draft weights not counted: {draft}")
+            if isinstance(draft, Unknown):
+                notes.append(f"draft weights not counted: {draft.reason}")
                 return Fraction(0), ""
             params = draft.likely if likely else draft.low
             per = weight_bytes(params, bits)
             return (
                 k * per,
-                f" + {k} x draft {gib(per)} [{weights_working(params, bits, 'active')}]",
+                f" + {k} x draft {gib(per)} [{weight_bytes_working(params, bits, 'active')}]",
             )
         hidden = model.hidden_size
         if drafting.method in _HEAD_DRAFTS and hidden is not None:
-            per = Fraction(hidden * hidden) * bits.bits / 8
+            per = draft_head_bytes(hidden, bits)
             return k * per, f" + {k} x draft head >= {hidden:,}^2 x {float(bits.bits):g} bits / 8"
         if drafting.method in _HEAD_DRAFTS:
             notes.append(f"draft head not counted: {setup.model_display} states no hidden_size")
@@ -183,22 +192,21 @@ def evaluate_decode(setup: RunSetup, figure: Figure, value: Fraction) -> Evaluat
         draft, draft_text = draft_bytes(bits, likely)
         bandwidth = hw.bandwidth_bytes_per_s
         if bandwidth is not None and steps is not None:
-            total_bandwidth = count * bandwidth
             factor = f"{format_exact(steps)} x " if steps != 1 else ""
             bandwidth_text = f"{factor}{count} x {format_exact(bandwidth / 10**9)} GB/s"
-            weights_text = f"weights {gib(weights_total)} [{weights_working(params, bits, 'active')}]{draft_text}"
+            weights_text = f"weights {gib(weights_total)} [{weight_bytes_working(params, bits, 'active')}]{draft_text}"
             if reading.batch is None:
                 if kv_bytes > 0:
                     limits.append(
                         (
-                            steps * total_bandwidth / kv_bytes,
+                            decode_roofline(count, bandwidth, steps, kv_bytes),
                             f"the {{limit}} roofline for any batch = {bandwidth_text} / ({kv_text} per sequence) ({hw.display} {hw.bandwidth_figure})",
                         )
                     )
             else:
                 batch = reading.batch
-                per_step = weights_total + draft + batch * kv_bytes
-                per_sequence = steps * total_bandwidth / per_step
+                per_step = decode_step_bytes(weights_total, draft, batch, kv_bytes)
+                per_sequence = decode_roofline(count, bandwidth, steps, per_step)
                 kv_term = f"{batch} x {kv_text}" if batch > 1 else kv_text
                 times = f"{batch} sequences x " if reading.aggregate else ""
                 limits.append(
@@ -212,7 +220,9 @@ def evaluate_decode(setup: RunSetup, figure: Figure, value: Fraction) -> Evaluat
             compute_type, figure_ = peak
             limits.append(
                 (
-                    count * figure_.flops_per_s / (2 * params * BILLION),
+                    tokens_per_s_at_peak(
+                        count, figure_.flops_per_s, matmul_flops_per_token(params)
+                    ),
                     f"the {{limit}} compute bound = {count} x {format_exact(figure_.flops_per_s / 10**12)} TFLOP/s {compute_type} ({figure_.figure}) / (2 x {format_exact(params)}e9 FLOP/token)",
                 )
             )

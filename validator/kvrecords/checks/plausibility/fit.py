@@ -9,32 +9,33 @@ from typing import Any
 from kvrecords.checks.context import RecordContext
 from kvrecords.checks.plausibility.links import SETTINGS
 from kvrecords.checks.plausibility.setup import (
-    Billions,
     Evaluation,
     HardwareReading,
     Inputs,
     RunSetup,
     Side,
-    billions,
     common_inputs,
     listed,
     rated_low,
     resolve_hardware,
     skip,
-    weight_bytes,
-    weights_working,
 )
 from kvrecords.dataset.document import JsonPath
 from kvrecords.dataset.records import bases, basis_report, named_basis
 from kvrecords.kv.arithmetic import KvReport
 from kvrecords.kv.hardware import Hardware
-from kvrecords.kv.units import gib
+from kvrecords.kv.roofline import memory_needed
+from kvrecords.kv.units import Unknown, gib
 from kvrecords.kv.weights import (
     BF16,
     NATIVE_DTYPES,
+    ParameterBillions,
     WeightFormat,
     engine_floor,
+    parameter_billions,
     readings,
+    weight_bytes,
+    weight_bytes_working,
     weight_format,
 )
 from kvrecords.problems import Problem, Rule
@@ -125,16 +126,14 @@ def evaluate_fit(setup: RunSetup) -> Evaluation:
             weight_total, weight_text = Fraction(0), "weights offloaded"
         else:
             weight_total = weight_bytes(params, weights_format)
-            weight_text = (
-                f"weights {gib(weight_total)} ({weights_working(params, weights_format, 'total')})"
-            )
+            weight_text = f"weights {gib(weight_total)} ({weight_bytes_working(params, weights_format, 'total')})"
         on_device = kv_bytes
         text = kv_text
         if kv_offload and not likely:
             on_device, text = Fraction(0), "no KV (offloaded)"
         if seqs > 1:
             text = f"{seqs} x ({text})"
-        need = weight_total + seqs * on_device
+        need = memory_needed(weight_total, seqs, on_device)
         memory = hw.usable_memory_bytes
         figure = hw.memory_figure
         if likely and hw.likely_memory_bytes is not None:
@@ -242,16 +241,16 @@ def _fit_claim(
         kv_text += f" + {gib(state)} state"
     if sequences > 1:
         kv_text = f"{sequences} x ({kv_text})"
-    kv_total = sequences * (report.kv_bytes_at_context + (state or 0))
+    per_sequence = report.kv_bytes_at_context + (state or 0)
     memory = hardware.usable_memory_bytes
 
     def side(params: Fraction, weights_format: WeightFormat) -> Side:
         weights = weight_bytes(params, weights_format)
-        need = weights + kv_total
+        need = memory_needed(weights, sequences, per_sequence)
         return Side(
             need,
             claim["count"] * memory,
-            f"weights {gib(weights)} ({weights_working(params, weights_format, 'total')}) + {kv_text} = {gib(need)}",
+            f"weights {gib(weights)} ({weight_bytes_working(params, weights_format, 'total')}) + {kv_text} = {gib(need)}",
             f"{claim['count']} x {gib(memory)} ({hardware.display} {hardware.memory_figure})",
         )
 
@@ -270,7 +269,7 @@ def _fit_claim(
 
 def _claim_inputs(
     record: RecordContext, inputs: Inputs, index: int, claim: dict[str, Any]
-) -> tuple[Hardware, Billions, KvReport, str] | str:
+) -> tuple[Hardware, ParameterBillions, KvReport, str] | str:
     """A fit claim's accelerator, total parameters, basis arithmetic and basis label, or why
     the claim cannot be evaluated."""
     which = claim["basis"]
@@ -281,8 +280,12 @@ def _claim_inputs(
     found = resolve_hardware(
         {"accelerator": claim["accelerator"]}, inputs.hardware, f"fit_claims[{index}]"
     )
-    total = billions(record.model.parameters, "total", record.model_display)
-    reasons = [m for m in (found, total) if isinstance(m, str)]
+    total = parameter_billions(record.model.parameters, "total", record.model_display)
+    reasons = [
+        m
+        for m in (found, total.reason if isinstance(total, Unknown) else None)
+        if isinstance(m, str)
+    ]
     report: KvReport | None = None
     try:
         report = basis_report(record.model, named.stated)
@@ -294,7 +297,7 @@ def _claim_inputs(
         reasons.append("the basis has no KV at context")
     if reasons or report is None:
         return "; ".join(reasons)
-    assert isinstance(found, HardwareReading) and isinstance(total, Billions)
+    assert isinstance(found, HardwareReading) and isinstance(total, ParameterBillions)
     return found.favourable, total, report, named.label
 
 

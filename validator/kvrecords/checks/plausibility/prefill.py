@@ -6,7 +6,6 @@ import math
 from fractions import Fraction
 
 from kvrecords.checks.plausibility.setup import (
-    BILLION,
     Evaluation,
     Figure,
     RunSetup,
@@ -16,8 +15,12 @@ from kvrecords.checks.plausibility.setup import (
     rated_low,
     skip,
 )
-from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent
 from kvrecords.kv.hardware import Hardware
+from kvrecords.kv.roofline import (
+    attention_flops_per_token,
+    matmul_flops_per_token,
+    tokens_per_s_at_peak,
+)
 from kvrecords.kv.units import exact, format_exact, format_scientific, tokens_per_s
 from kvrecords.kv.weights import EVERY_COMPUTE_TYPE
 from kvrecords.problems import Rule
@@ -54,39 +57,6 @@ PREFILL_CEILING = Rule(
 )
 
 # ---- KV703 prefill ceiling ------------------------------------------------------------------
-
-
-def attention_flops_per_token(model: Model, context: Fraction) -> tuple[Fraction, str]:
-    """FLOPs one prompt token spends attending, averaged over a prompt of ``context`` tokens."""
-    total = Fraction(0)
-    terms = []
-    for group in model.leaf_groups():
-        if isinstance(group, Attention):
-            if group.kv_heads is None or group.head_dim is None or group.value_dim is None:
-                continue
-            heads, widths = model.query_heads or group.kv_heads, (group.head_dim, group.value_dim)
-        elif isinstance(group, MultiHeadLatent):
-            if group.kv_lora_rank is None or group.qk_rope_head_dim is None:
-                continue
-            heads = 1
-            widths = (group.kv_lora_rank + group.qk_rope_head_dim, group.kv_lora_rank)
-        else:
-            continue
-        attended, attended_text = _attended(group.window, context)
-        total += 2 * group.layers * heads * (widths[0] + widths[1]) * attended
-        terms.append(
-            f"2 x {group.layers} layers x {heads} heads x ({widths[0]} + {widths[1]}) x {attended_text}"
-        )
-    return total, " + ".join(terms) or "0"
-
-
-def _attended(window: int | None, context: Fraction) -> tuple[Fraction, str]:
-    """The average context a prompt token attends to, with its working."""
-    shown = format_exact(context)
-    if window is None or context <= window:
-        return context / 2, f"{shown}/2"
-    attended = window * (2 * context - window) / (2 * context)
-    return attended, f"{window:,} x (2 x {shown} - {window:,}) / (2 x {shown})"
 
 
 def _together(
@@ -167,8 +137,8 @@ def evaluate_prefill(setup: RunSetup, figure: Figure, value: Fraction) -> Evalua
         if peak is None:
             return f"{hw.display} publishes no dense peak for {', '.join(compute_types)}"
         compute_type, figure_ = peak
-        flops = 2 * params * BILLION + attention
-        limit = count * figure_.flops_per_s / flops
+        flops = matmul_flops_per_token(params) + attention
+        limit = tokens_per_s_at_peak(count, figure_.flops_per_s, flops)
         tflops = format_exact(figure_.flops_per_s / 10**12)
         return Side(
             value_,

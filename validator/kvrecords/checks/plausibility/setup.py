@@ -10,7 +10,6 @@ compare (``Figure``). The family modules (fit, decode, prefill) turn setups into
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Mapping
 from fractions import Fraction
@@ -21,14 +20,20 @@ from kvrecords.checks.hardware import HardwareCatalog, HardwareState
 from kvrecords.checks.plausibility.links import SETTINGS, accelerator_links
 from kvrecords.dataset.document import JsonPath
 from kvrecords.dataset.records import Run, runs
-from kvrecords.kv.arithmetic import kv_report, parse_element_type
-from kvrecords.kv.geometry import Model, ParameterCount
+from kvrecords.kv.arithmetic import element_bits, sequence_cache
+from kvrecords.kv.geometry import Model
 from kvrecords.kv.hardware import Hardware, family_reading
-from kvrecords.kv.units import exact, format_exact, gib, percent
-from kvrecords.kv.weights import WeightFormat, WeightReadings, engine_floor, readings, weight_format
+from kvrecords.kv.units import Unknown, exact, percent
+from kvrecords.kv.weights import (
+    ParameterBillions,
+    WeightReadings,
+    engine_floor,
+    parameter_billions,
+    readings,
+    weight_format,
+)
 from kvrecords.problems import Rule
 
-BILLION = 10**9
 # Techniques under which a measured TTFT may be served from reused KV, not a full prefill.
 PREFIX_REUSE = ("prefix_caching", "radix_reuse", "cache_aware_routing", "kv_offload")
 # Draft methods that run a head on the target's hidden states: each drafted token reads at
@@ -149,38 +154,6 @@ class HardwareIndex(NamedTuple):
 
 
 ModelLookup = Callable[[str], Model | None]
-
-
-class Billions(NamedTuple):
-    """A parameter count on both readings, and the bounds a name read as a count allows."""
-
-    low: Fraction
-    likely: Fraction
-    high: Fraction
-    assumption: str | None
-
-
-@functools.lru_cache(maxsize=1024)  # pure, and asked again for every run of every record
-def billions(parameters: ParameterCount | None, which: str, model_display: str) -> Billions | str:
-    """The model's total or active parameter count, or why there is none."""
-    if parameters is None:
-        return f"{model_display} states no parameter counts"
-    value = parameters.total_billions if which == "total" else parameters.active_billions
-    if value is None:
-        return (
-            f"{model_display} does not state its {which} parameter count ({parameters.stated_as!r})"
-        )
-    if not parameters.from_name:
-        return Billions(value, value, value, None)
-    decimals = 0
-    while (value * 10**decimals).denominator != 1:
-        decimals += 1
-    half = Fraction(1, 2 * 10**decimals)
-    assumption = (
-        f"{format_exact(value)}B read off the name ({model_display}: from_name), not "
-        f"{format_exact(value - half)}B"
-    )
-    return Billions(value - half, value, value + half, assumption)
 
 
 class HardwareReading(NamedTuple):
@@ -307,43 +280,6 @@ def _weights(stated: Any, model: Model, engine: str | None) -> WeightReadings | 
     return readings(found, model.dtype, engine)
 
 
-@functools.lru_cache(maxsize=256)
-def _element_bits(name: str) -> Fraction:
-    element = parse_element_type(name)
-    overhead = Fraction(element.group_scale_bits, element.group_size or 1)
-    return Fraction(element.value_bits) + (overhead if element.group_size else 0)
-
-
-@functools.lru_cache(maxsize=4096)  # pure: runs of a record share model, dtype and context
-def _kv_bytes(
-    model: Model, dtype: str, context: int, state_dtype: str | None
-) -> tuple[Fraction, str, tuple[str, ...]]:
-    """The physical cache (every layer as the model is, windows capped) of one sequence."""
-    try:
-        report = kv_report(
-            model,
-            parse_element_type(dtype),
-            context,
-            "cache",
-            parse_element_type(state_dtype) if state_dtype else None,
-        )
-    except ValueError as error:
-        return Fraction(0), "no KV", (f"KV not counted: {error}",)
-    notes: list[str] = []
-    kv = report.kv_bytes_at_context
-    text = f"{gib(kv)} KV ({dtype})" if kv is not None else "no KV"
-    if kv is None:
-        kv = Fraction(0)
-        notes.append(f"KV not counted: models/{model.id} does not give it")
-    state = report.fixed_state_bytes
-    if state is None:
-        if any(cost.state_formula for cost in report.groups):
-            notes.append("fixed state not counted (unknown dimensions)")
-    elif state:
-        text += f" + {gib(state)} state"
-    return kv + (state or 0), text, tuple(notes)
-
-
 def kv_reading(
     model: Model,
     context: int | None,
@@ -359,24 +295,24 @@ def kv_reading(
         )
     names = list(dtype.values()) if isinstance(dtype, dict) else [dtype]
     try:
-        likely = min(names, key=_element_bits)
+        likely = min(names, key=element_bits)
     except ValueError as error:
         return str(error)
     notes = ["KV at the smallest of the stated types"] if len(set(names)) > 1 else []
     favourable, assumption = likely, None
     if not dtype_stated:
         floor = engine_floor(engine).kv_dtype
-        if _element_bits(floor) < _element_bits(likely):
+        if element_bits(floor) < element_bits(likely):
             favourable = floor
         assumption = (
             f"KV dtype {likely} assumed (not stated; {engine or 'the engine'} offers {floor})"
         )
-    low, low_text, low_notes = _kv_bytes(model, favourable, context, state_dtype)
-    high, high_text, high_notes = _kv_bytes(model, likely, context, state_dtype)
-    notes += [note for note in dict.fromkeys(low_notes + high_notes)]
-    if low == high:
+    low = sequence_cache(model, favourable, context, state_dtype)
+    high = sequence_cache(model, likely, context, state_dtype)
+    notes += [note for note in dict.fromkeys(low.notes + high.notes)]
+    if low.bytes == high.bytes:
         assumption = None
-    return KvReading(low, high, low_text, high_text, assumption, tuple(notes))
+    return KvReading(low.bytes, high.bytes, low.working, high.working, assumption, tuple(notes))
 
 
 def _context_forms(value: Any) -> tuple[int | None, int | None, Fraction | str]:
@@ -560,31 +496,22 @@ def listed(*items: str | None) -> tuple[str, ...]:
     return tuple(item for item in items if item is not None)
 
 
-@functools.lru_cache(maxsize=1024)
-def weight_bytes(billions_: Fraction, weights: WeightFormat) -> Fraction:
-    return billions_ * BILLION * weights.bits / 8
-
-
-@functools.lru_cache(maxsize=1024)
-def weights_working(billions_: Fraction, weights: WeightFormat, label: str) -> str:
-    return f"{format_exact(billions_)}B {label} params x {float(weights.bits):g} bits / 8 ({weights.name})"
-
-
 def common_inputs(
     setup: RunSetup, which: str
-) -> tuple[HardwareReading, int, Billions, WeightReadings] | str:
+) -> tuple[HardwareReading, int, ParameterBillions, WeightReadings] | str:
     """The hardware, count, parameter count and weights every check needs, or why not."""
-    active = (
-        billions(setup.model.parameters, which, setup.model_display)
+    found = (
+        parameter_billions(setup.model.parameters, which, setup.model_display)
         if setup.model is not None
-        else f"{setup.model_display} is not loaded"
+        else Unknown(f"{setup.model_display} is not loaded")
     )
+    active = found.reason if isinstance(found, Unknown) else found
     count = _count(setup)
     missing = [m for m in (setup.hardware, count, active, setup.weights) if isinstance(m, str)]
     if missing:
         return "; ".join(missing)
     assert isinstance(setup.hardware, HardwareReading) and isinstance(count, int)
-    assert isinstance(active, Billions) and isinstance(setup.weights, WeightReadings)
+    assert isinstance(active, ParameterBillions) and isinstance(setup.weights, WeightReadings)
     return setup.hardware, count, active, setup.weights
 
 
