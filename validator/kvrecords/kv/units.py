@@ -50,6 +50,11 @@ class Unknown(NamedTuple):
     reason: str
 
 
+def unknown_reasons(*values: object) -> list[str]:
+    """The reasons of those ``values`` that are ``Unknown``, in order."""
+    return [value.reason for value in values if isinstance(value, Unknown)]
+
+
 class Written(NamedTuple):
     """A number exactly as a contributor wrote it, so its precision survives."""
 

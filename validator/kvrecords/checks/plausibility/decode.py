@@ -6,6 +6,7 @@ from fractions import Fraction
 from typing import NamedTuple
 
 from kvrecords.checks.plausibility.setup import (
+    CommonInputs,
     Drafting,
     Evaluation,
     Figure,
@@ -25,7 +26,7 @@ from kvrecords.kv.roofline import (
     matmul_flops_per_token,
     tokens_per_s_at_peak,
 )
-from kvrecords.kv.units import Unknown, format_exact, gib, tokens_per_s
+from kvrecords.kv.units import Unknown, format_exact, gib, tokens_per_s, unknown_reasons
 from kvrecords.kv.weights import (
     EVERY_COMPUTE_TYPE,
     WeightFormat,
@@ -124,10 +125,10 @@ def _decode_readings(
 def evaluate_decode(setup: RunSetup, figure: Figure, value: Fraction) -> Evaluation:
     check = f"{setup.label}: decode {figure.name}"
     common = common_inputs(setup, "active")
-    reasons = [r for r in (common, setup.kv_decode, setup.drafting) if isinstance(r, str)]
+    reasons = unknown_reasons(common, setup.kv_decode, setup.drafting)
     if reasons:
         return skip(DECODE_ROOFLINE, check, figure.path, "; ".join(reasons))
-    assert not isinstance(common, str) and isinstance(setup.kv_decode, KvReading)
+    assert isinstance(common, CommonInputs) and isinstance(setup.kv_decode, KvReading)
     assert isinstance(setup.drafting, Drafting) and setup.model is not None
     hardware, count, active, weights = common
     kv, drafting, model = setup.kv_decode, setup.drafting, setup.model
@@ -186,7 +187,7 @@ def evaluate_decode(setup: RunSetup, figure: Figure, value: Fraction) -> Evaluat
         steps: Fraction | None,
         compute_types: tuple[str, ...],
         likely: bool,
-    ) -> Side | str:
+    ) -> Side | Unknown:
         limits: list[tuple[Fraction, str]] = []
         weights_total = weight_bytes(params, bits)
         draft, draft_text = draft_bytes(bits, likely)
@@ -227,7 +228,7 @@ def evaluate_decode(setup: RunSetup, figure: Figure, value: Fraction) -> Evaluat
                 )
             )
         if not limits:
-            return f"{hw.display} gives no bandwidth or peak"
+            return Unknown(f"{hw.display} gives no bandwidth or peak")
         limit, working = min(limits, key=lambda item: item[0])
         return Side(
             value,
@@ -267,9 +268,9 @@ def evaluate_decode(setup: RunSetup, figure: Figure, value: Fraction) -> Evaluat
         (weights.likely.likely_compute,),
         True,
     )
-    if isinstance(favourable, str):
-        return skip(DECODE_ROOFLINE, check, figure.path, favourable)
-    if isinstance(likely, str):
+    if isinstance(favourable, Unknown):
+        return skip(DECODE_ROOFLINE, check, figure.path, favourable.reason)
+    if isinstance(likely, Unknown):
         likely = favourable
     unfirm = rated_low(hardware.favourable.bandwidth_confidence, "bandwidth", hardware.favourable)
     if "compute bound" in favourable.working:

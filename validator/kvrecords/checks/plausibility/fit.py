@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 from kvrecords.checks.context import RecordContext
 from kvrecords.checks.plausibility.links import SETTINGS
 from kvrecords.checks.plausibility.setup import (
+    CommonInputs,
     Evaluation,
     HardwareReading,
     Inputs,
+    KvReading,
     RunSetup,
     Side,
     common_inputs,
@@ -25,7 +27,7 @@ from kvrecords.dataset.records import bases, basis_report, named_basis
 from kvrecords.kv.arithmetic import KvReport
 from kvrecords.kv.hardware import Hardware
 from kvrecords.kv.roofline import memory_needed
-from kvrecords.kv.units import Unknown, gib
+from kvrecords.kv.units import Unknown, gib, unknown_reasons
 from kvrecords.kv.weights import (
     BF16,
     NATIVE_DTYPES,
@@ -98,10 +100,10 @@ FIT_CLAIM = Rule(
 def evaluate_fit(setup: RunSetup) -> Evaluation:
     check = f"{setup.label}: fit"
     common = common_inputs(setup, "total")
-    if isinstance(common, str) or isinstance(setup.kv_fit, str):
-        return skip(
-            FIT, check, setup.path, common if isinstance(common, str) else str(setup.kv_fit)
-        )
+    missing = unknown_reasons(common, setup.kv_fit)
+    if missing:
+        return skip(FIT, check, setup.path, missing[0])
+    assert isinstance(common, CommonInputs) and isinstance(setup.kv_fit, KvReading)
     hardware, count, total, weights = common
     kv = setup.kv_fit
     if hardware.favourable.usable_memory_bytes is None:
@@ -198,8 +200,8 @@ def _fit_claim(
     fits = bool(claim["fits"])
     check = f"fit claim [{index}] ({'fits' if fits else 'does not fit'})"
     inputs_ = _claim_inputs(record, inputs, index, claim)
-    if isinstance(inputs_, str):
-        return skip(FIT_CLAIM, check, path, inputs_)
+    if isinstance(inputs_, Unknown):
+        return skip(FIT_CLAIM, check, path, inputs_.reason)
     hardware, total, report, basis_label = inputs_
     if hardware.usable_memory_bytes is None:
         return skip(FIT_CLAIM, check, path, f"{hardware.display} gives no memory size")
@@ -267,25 +269,28 @@ def _fit_claim(
     )
 
 
+class _ClaimInputs(NamedTuple):
+    accelerator: Hardware
+    total: ParameterBillions
+    report: KvReport
+    basis_label: str
+
+
 def _claim_inputs(
     record: RecordContext, inputs: Inputs, index: int, claim: dict[str, Any]
-) -> tuple[Hardware, ParameterBillions, KvReport, str] | str:
+) -> _ClaimInputs | Unknown:
     """A fit claim's accelerator, total parameters, basis arithmetic and basis label, or why
     the claim cannot be evaluated."""
     which = claim["basis"]
     named = named_basis(record.data, which)
     if named is None:
         alternatives = len(bases(record.data)) - 1
-        return f"basis {which} names no alternative (the record has {alternatives})"
+        return Unknown(f"basis {which} names no alternative (the record has {alternatives})")
     found = resolve_hardware(
         {"accelerator": claim["accelerator"]}, inputs.hardware, f"fit_claims[{index}]"
     )
     total = parameter_billions(record.model.parameters, "total", record.model_display)
-    reasons = [
-        m
-        for m in (found, total.reason if isinstance(total, Unknown) else None)
-        if isinstance(m, str)
-    ]
+    reasons = unknown_reasons(found, total)
     report: KvReport | None = None
     try:
         report = basis_report(record.model, named.stated)
@@ -296,9 +301,9 @@ def _claim_inputs(
     ):
         reasons.append("the basis has no KV at context")
     if reasons or report is None:
-        return "; ".join(reasons)
+        return Unknown("; ".join(reasons))
     assert isinstance(found, HardwareReading) and isinstance(total, ParameterBillions)
-    return found.favourable, total, report, named.label
+    return _ClaimInputs(found.favourable, total, report, named.label)
 
 
 def fit_evaluations(setups: list[RunSetup]) -> list[Evaluation]:

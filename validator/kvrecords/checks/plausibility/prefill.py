@@ -21,7 +21,7 @@ from kvrecords.kv.roofline import (
     matmul_flops_per_token,
     tokens_per_s_at_peak,
 )
-from kvrecords.kv.units import exact, format_exact, format_scientific, tokens_per_s
+from kvrecords.kv.units import Unknown, exact, format_exact, format_scientific, tokens_per_s
 from kvrecords.kv.weights import EVERY_COMPUTE_TYPE
 from kvrecords.problems import Rule
 
@@ -84,8 +84,8 @@ def evaluate_prefill(setup: RunSetup, figure: Figure, value: Fraction) -> Evalua
     """The prefill rate of one TTFT (``value`` in ms) or measured prefill rate."""
     check = f"{setup.label}: prefill {'context / TTFT' if figure.kind == 'ttft' else figure.name}"
     common = common_inputs(setup, "active")
-    if isinstance(common, str):
-        return skip(PREFILL_CEILING, check, figure.path, common)
+    if isinstance(common, Unknown):
+        return skip(PREFILL_CEILING, check, figure.path, common.reason)
     assert setup.model is not None
     hardware, count, active, weights = common
     context = setup.prefill_context
@@ -99,8 +99,8 @@ def evaluate_prefill(setup: RunSetup, figure: Figure, value: Fraction) -> Evalua
                 figure.path,
                 f"the TTFT may be served from reused KV ({', '.join(setup.reuse)})",
             )
-        if isinstance(context, str):
-            return skip(PREFILL_CEILING, check, figure.path, context)
+        if isinstance(context, Unknown):
+            return skip(PREFILL_CEILING, check, figure.path, context.reason)
         if value <= 0:
             return skip(PREFILL_CEILING, check, figure.path, "the TTFT is not positive")
         rate = context * 1000 / value
@@ -132,10 +132,10 @@ def evaluate_prefill(setup: RunSetup, figure: Figure, value: Fraction) -> Evalua
         value_: Fraction,
         subject_: str,
         which: str,
-    ) -> Side | str:
+    ) -> Side | Unknown:
         peak = hw.peak(compute_types)
         if peak is None:
-            return f"{hw.display} publishes no dense peak for {', '.join(compute_types)}"
+            return Unknown(f"{hw.display} publishes no dense peak for {', '.join(compute_types)}")
         compute_type, figure_ = peak
         flops = matmul_flops_per_token(params) + attention
         limit = tokens_per_s_at_peak(count, figure_.flops_per_s, flops)
@@ -166,8 +166,8 @@ def evaluate_prefill(setup: RunSetup, figure: Figure, value: Fraction) -> Evalua
         likely_subject,
         f"{weights.likely.name} weights",
     )
-    if isinstance(favourable, str):
-        return skip(PREFILL_CEILING, check, figure.path, favourable)
+    if isinstance(favourable, Unknown):
+        return skip(PREFILL_CEILING, check, figure.path, favourable.reason)
     peak = hardware.favourable.peak(favourable_types)
     assert peak is not None
     return Evaluation(
@@ -175,7 +175,7 @@ def evaluate_prefill(setup: RunSetup, figure: Figure, value: Fraction) -> Evalua
         check,
         figure.path,
         favourable,
-        favourable if isinstance(likely, str) else likely,
+        favourable if isinstance(likely, Unknown) else likely,
         assumptions=tuple(dict.fromkeys(assumptions)),
         unfirm=tuple(rated_low(peak[1].confidence, f"{peak[0]} peak", hardware.favourable)),
         notes=tuple(notes),

@@ -23,7 +23,7 @@ from kvrecords.dataset.records import Run, runs
 from kvrecords.kv.arithmetic import element_bits, sequence_cache
 from kvrecords.kv.geometry import Model
 from kvrecords.kv.hardware import Hardware, family_reading
-from kvrecords.kv.units import Unknown, exact, percent
+from kvrecords.kv.units import Unknown, exact, percent, unknown_reasons
 from kvrecords.kv.weights import (
     ParameterBillions,
     WeightReadings,
@@ -202,18 +202,18 @@ class RunSetup(NamedTuple):
     path: JsonPath  # where a fit problem is reported
     model: Model | None
     model_display: str
-    hardware: HardwareReading | str
+    hardware: HardwareReading | Unknown
     device_count: int | None
     engine: str | None
-    weights: WeightReadings | str
+    weights: WeightReadings | Unknown
     weights_offloaded: bool
     techniques: tuple[str, ...]
     concurrency: int | str | None  # a number, "unbounded", or None when not stated
     requests: int | None  # requests in the run, when stated
-    drafting: Drafting | str
-    kv_fit: KvReading | str  # KV at the longest context a sequence is known to reach
-    kv_decode: KvReading | str  # KV at the context every sequence is known to reach
-    prefill_context: Fraction | str  # prompt tokens of a full prefill
+    drafting: Drafting | Unknown
+    kv_fit: KvReading | Unknown  # KV at the longest context a sequence is known to reach
+    kv_decode: KvReading | Unknown  # KV at the context every sequence is known to reach
+    prefill_context: Fraction | Unknown  # prompt tokens of a full prefill
     figures: tuple[Figure, ...]
     reuse: tuple[str, ...]  # why a TTFT of this run may not be a full prefill
 
@@ -248,20 +248,20 @@ def measured_value(value: Any, *, lenient_high: bool) -> Fraction | None:
 
 def resolve_hardware(
     stated: dict[str, Any], index: HardwareIndex, where: str
-) -> HardwareReading | str:
+) -> HardwareReading | Unknown:
     """The accelerator (or family) a hardware mapping names, or why there is none to use."""
     accelerator, family = stated.get("accelerator"), stated.get("family")
     if accelerator is not None:
         state = index.get(accelerator)
         if state is None:
-            return f"hardware/{accelerator}.yaml does not exist"
+            return Unknown(f"hardware/{accelerator}.yaml does not exist")
         if state.hardware is None:
-            return f"{state.display} has problems"
+            return Unknown(f"{state.display} has problems")
         return HardwareReading(state.hardware, state.hardware, None)
     if family is not None:
         members = index.families.get(family, ())
         if not members:
-            return f"no hardware file declares family {family}"
+            return Unknown(f"no hardware file declares family {family}")
         generous = family_reading(family, members, generous=True)
         if len(members) == 1:
             return HardwareReading(generous, generous, None)
@@ -270,13 +270,13 @@ def resolve_hardware(
             f"the {family} family's least generous member ({', '.join(m.id for m in members)})"
         )
         return HardwareReading(generous, least, assumption)
-    return f"{where}.accelerator is null"
+    return Unknown(f"{where}.accelerator is null")
 
 
-def _weights(stated: Any, model: Model, engine: str | None) -> WeightReadings | str:
+def _weights(stated: Any, model: Model, engine: str | None) -> WeightReadings | Unknown:
     found = None if stated is None else weight_format(str(stated))
     if stated is not None and found is None:
-        return f"weights precision {stated!r} is not in the vocabulary ({SETTINGS.code})"
+        return Unknown(f"weights precision {stated!r} is not in the vocabulary ({SETTINGS.code})")
     return readings(found, model.dtype, engine)
 
 
@@ -287,7 +287,7 @@ def kv_reading(
     dtype_stated: bool,
     state_dtype: str | None,
     engine: str | None,
-) -> KvReading | str:
+) -> KvReading | Unknown:
     """One sequence's cache at ``context`` on both readings of the KV dtype."""
     if context is None:
         return KvReading(
@@ -297,7 +297,7 @@ def kv_reading(
     try:
         likely = min(names, key=element_bits)
     except ValueError as error:
-        return str(error)
+        return Unknown(str(error))
     notes = ["KV at the smallest of the stated types"] if len(set(names)) > 1 else []
     favourable, assumption = likely, None
     if not dtype_stated:
@@ -315,7 +315,7 @@ def kv_reading(
     return KvReading(low.bytes, high.bytes, low.working, high.working, assumption, tuple(notes))
 
 
-def _context_forms(value: Any) -> tuple[int | None, int | None, Fraction | str]:
+def _context_forms(value: Any) -> tuple[int | None, int | None, Fraction | Unknown]:
     """A run's context as (a length some sequence reaches, a length every sequence reaches,
     the prompt tokens of one prefill or why not)."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -331,11 +331,11 @@ def _context_forms(value: Any) -> tuple[int | None, int | None, Fraction | str]:
             ((statistic, number),) = value.items()
             reach = math.floor(exact(number))
             every = reach if statistic == "min" else None
-            return reach, every, f"the context is a distribution ({statistic} {number:,})"
-    return None, None, "the context is not stated"
+            return reach, every, Unknown(f"the context is a distribution ({statistic} {number:,})")
+    return None, None, Unknown("the context is not stated")
 
 
-def _drafting(stated: dict[str, Any] | None, models: ModelLookup | None) -> Drafting | str:
+def _drafting(stated: dict[str, Any] | None, models: ModelLookup | None) -> Drafting | Unknown:
     if stated is None:
         return Drafting(None, None, None, None, None)
     acceptance = stated.get("acceptance_rate")
@@ -344,7 +344,7 @@ def _drafting(stated: dict[str, Any] | None, models: ModelLookup | None) -> Draf
     if draft_id is not None:
         draft = models(draft_id) if models is not None else None
         if draft is None:
-            return f"draft model {draft_id!r} is not a sound model file ({SETTINGS.code})"
+            return Unknown(f"draft model {draft_id!r} is not a sound model file ({SETTINGS.code})")
     return Drafting(
         stated["method"],
         stated.get("draft_tokens"),
@@ -420,11 +420,11 @@ def _setup(
     else:
         dtype, dtype_stated = basis["dtype"], bool(basis["dtype_stated"])
     reach, every, prefill_context = _context_forms(context)
-    weights: WeightReadings | str
-    kv_fit: KvReading | str
-    kv_decode: KvReading | str
+    weights: WeightReadings | Unknown
+    kv_fit: KvReading | Unknown
+    kv_decode: KvReading | Unknown
     if model is None:
-        weights = kv_fit = kv_decode = f"{model_display} is not loaded"
+        weights = kv_fit = kv_decode = Unknown(f"{model_display} is not loaded")
     else:
         weights = _weights(setting("weights_precision"), model, engine)
         state_dtype = basis.get("state_dtype")
@@ -484,8 +484,10 @@ def _whole(count: Any) -> int | None:
     return int(count) if isinstance(count, float) and count.is_integer() else count
 
 
-def _count(setup: RunSetup) -> int | str:
-    return "the accelerator count is null" if setup.device_count is None else setup.device_count
+def _count(setup: RunSetup) -> int | Unknown:
+    if setup.device_count is None:
+        return Unknown("the accelerator count is null")
+    return setup.device_count
 
 
 def rated_low(rating: str, what: str, hardware: Hardware) -> list[str]:
@@ -496,23 +498,30 @@ def listed(*items: str | None) -> tuple[str, ...]:
     return tuple(item for item in items if item is not None)
 
 
-def common_inputs(
-    setup: RunSetup, which: str
-) -> tuple[HardwareReading, int, ParameterBillions, WeightReadings] | str:
-    """The hardware, count, parameter count and weights every check needs, or why not."""
-    found = (
+class CommonInputs(NamedTuple):
+    """What every check of a run needs."""
+
+    hardware: HardwareReading
+    devices: int  # accelerators
+    parameters: ParameterBillions  # the total or the active count, as the check asked
+    weights: WeightReadings
+
+
+def common_inputs(setup: RunSetup, which: str) -> CommonInputs | Unknown:
+    """The hardware, count, parameter count (``which``: total or active) and weights every
+    check needs, or why not."""
+    parameters = (
         parameter_billions(setup.model.parameters, which, setup.model_display)
         if setup.model is not None
         else Unknown(f"{setup.model_display} is not loaded")
     )
-    active = found.reason if isinstance(found, Unknown) else found
     count = _count(setup)
-    missing = [m for m in (setup.hardware, count, active, setup.weights) if isinstance(m, str)]
+    missing = unknown_reasons(setup.hardware, count, parameters, setup.weights)
     if missing:
-        return "; ".join(missing)
+        return Unknown("; ".join(missing))
     assert isinstance(setup.hardware, HardwareReading) and isinstance(count, int)
-    assert isinstance(active, ParameterBillions) and isinstance(setup.weights, WeightReadings)
-    return setup.hardware, count, active, setup.weights
+    assert isinstance(parameters, ParameterBillions) and isinstance(setup.weights, WeightReadings)
+    return CommonInputs(setup.hardware, count, parameters, setup.weights)
 
 
 def hardware_index(data: dict[str, Any], catalog: HardwareCatalog) -> HardwareIndex:
