@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from conftest import REPO, copy_dataset
-from kvrecords.checks.hardware import HardwareCatalog
+from kvrecords.checks.hardware import hardware_catalog
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import discover
 from kvrecords.kv.hardware import Hardware
@@ -484,7 +484,7 @@ def test_a_null_setup_or_source_field_says_why_where_it_stands(site: Path) -> No
 @pytest.fixture(scope="module")
 def hardware() -> dict[str, Hardware]:
     """Every hardware file of the repository."""
-    catalog = HardwareCatalog(REPO)
+    catalog = hardware_catalog(REPO)
     found = {}
     for hardware_id in catalog.ids():
         state = catalog.get(hardware_id)

@@ -46,15 +46,3 @@ def value_at(data: Any, path: JsonPath) -> Any:
     for part in path:
         data = data[part]
     return data
-
-
-def value_or_none(data: Any, *path: str | int) -> Any:
-    """The value at ``path``, or None when any step of it is missing."""
-    for part in path:
-        if isinstance(data, dict) and isinstance(part, str):
-            data = data.get(part)
-        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
-            data = data[part]
-        else:
-            return None
-    return data

@@ -44,8 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kvrecords.checks.context import RecordContext, value_or_none
-from kvrecords.checks.hardware import HardwareCatalog
+from kvrecords.checks.context import RecordContext
 from kvrecords.checks.plausibility.decode import DECODE_ROOFLINE, evaluate_decode
 from kvrecords.checks.plausibility.fit import (
     FIT,
@@ -54,37 +53,29 @@ from kvrecords.checks.plausibility.fit import (
     evaluate_fit_claims,
     fit_evaluations,
 )
-from kvrecords.checks.plausibility.links import (
-    accelerator_links,
-    check_hardware_links,
-    check_settings,
-)
+from kvrecords.checks.plausibility.links import check_hardware_links, check_settings
 from kvrecords.checks.plausibility.prefill import PREFILL_CEILING, evaluate_prefill
 from kvrecords.checks.plausibility.setup import (
     Evaluation,
-    HardwareIndex,
     Inputs,
     ModelLookup,
     RunSetup,
-    hardware_index,
     measured_value,
     run_setups,
     skip,
 )
-from kvrecords.dataset.document import dotted
+from kvrecords.dataset.document import dotted, value_or_none
+from kvrecords.dataset.hardware import HardwareIndex
 from kvrecords.problems import Problem, Severity
 
 __all__ = [
     "Evaluation",
-    "HardwareIndex",
     "Inputs",
     "ModelLookup",
     "RunSetup",
-    "accelerator_links",
     "all_evaluations",
     "evaluate_fit",
     "evaluate_fit_claims",
-    "hardware_index",
     "plausibility_problems",
     "run_setups",
 ]
@@ -165,10 +156,11 @@ def all_evaluations(record: RecordContext, inputs: Inputs) -> list[Evaluation]:
 
 
 def plausibility_problems(
-    record: RecordContext, catalog: HardwareCatalog, models: ModelLookup | None = None
+    record: RecordContext, hardware: HardwareIndex, models: ModelLookup | None = None
 ) -> list[Problem]:
-    """Every plausibility problem of one record whose arithmetic checks have run."""
-    inputs = Inputs(hardware_index(record.data, catalog), models)
+    """Every plausibility problem of one record whose arithmetic checks have run, against the
+    hardware files it names (``dataset.hardware.hardware_index``)."""
+    inputs = Inputs(hardware, models)
     problems = [*check_hardware_links(record, inputs), *check_settings(record, inputs)]
     problems += check_fit_claim_bases(record)
     problems += _problems(record, all_evaluations(record, inputs))

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from kvrecords.checks.context import RecordContext, value_or_none
-from kvrecords.dataset.document import JsonPath
+from kvrecords.checks.context import RecordContext
+from kvrecords.dataset.document import JsonPath, value_or_none
+from kvrecords.dataset.records import accelerator_links
 from kvrecords.kv.weights import GGUF_BITS, PRECISIONS, normalise, weight_format
 from kvrecords.problems import Problem, Rule, did_you_mean
 
@@ -46,23 +47,6 @@ SETTINGS = Rule(
 )
 
 # ---- KV705 hardware link and KV706 settings ----------------------------------------------------
-
-
-def accelerator_links(data: dict[str, Any]) -> list[tuple[JsonPath, str, bool]]:
-    """Every accelerator id (False) or family (True) a record names, with where it names it."""
-    links: list[tuple[JsonPath, str, bool]] = []
-    places: list[JsonPath] = [("methodology", "hardware")]
-    places += [("runs", i, "hardware") for i in range(len(value_or_none(data, "runs") or []))]
-    for place in places:
-        for key, family in (("accelerator", False), ("family", True)):
-            named = value_or_none(data, *place, key)
-            if isinstance(named, str):
-                links.append(((*place, key), named, family))
-    for index, claim in enumerate(value_or_none(data, "kv_bytes_basis", "fit_claims") or []):
-        links.append(
-            (("kv_bytes_basis", "fit_claims", index, "accelerator"), claim["accelerator"], False)
-        )
-    return links
 
 
 def check_hardware_links(record: RecordContext, inputs: Inputs) -> Iterator[Problem]:

@@ -16,9 +16,9 @@ from fractions import Fraction
 from typing import Any, NamedTuple
 
 from kvrecords.checks.context import RecordContext
-from kvrecords.checks.hardware import HardwareCatalog, HardwareState
-from kvrecords.checks.plausibility.links import SETTINGS, accelerator_links
+from kvrecords.checks.plausibility.links import SETTINGS
 from kvrecords.dataset.document import JsonPath
+from kvrecords.dataset.hardware import HardwareIndex
 from kvrecords.dataset.records import Run, runs
 from kvrecords.kv.arithmetic import element_bits, sequence_cache
 from kvrecords.kv.geometry import Model
@@ -139,18 +139,6 @@ def skip(rule: Rule, check: str, path: JsonPath, reason: str) -> Evaluation:
 
 
 # ---- inputs ---------------------------------------------------------------------------------
-
-
-class HardwareIndex(NamedTuple):
-    """The hardware files a record names, already read: the checks themselves do no I/O."""
-
-    states: Mapping[str, HardwareState | None]  # None: no such file
-    catalog_ids: tuple[str, ...] = ()  # every id in hardware/, for "did you mean" hints
-    families: Mapping[str, tuple[Hardware, ...]] = {}  # family id -> its sound members
-    family_ids: tuple[str, ...] = ()  # every family in hardware/, for hints
-
-    def get(self, hardware_id: str) -> HardwareState | None:
-        return self.states.get(hardware_id)
 
 
 ModelLookup = Callable[[str], Model | None]
@@ -522,13 +510,3 @@ def common_inputs(setup: RunSetup, which: str) -> CommonInputs | Unknown:
     assert isinstance(setup.hardware, HardwareReading) and isinstance(count, int)
     assert isinstance(parameters, ParameterBillions) and isinstance(setup.weights, WeightReadings)
     return CommonInputs(setup.hardware, count, parameters, setup.weights)
-
-
-def hardware_index(data: dict[str, Any], catalog: HardwareCatalog) -> HardwareIndex:
-    """The hardware files a record names, read through the catalog (the only I/O here)."""
-    links = accelerator_links(data)
-    states = {named: catalog.get(named) for _, named, family in links if not family}
-    families = {named: catalog.family(named) for _, named, family in links if family}
-    missing = None in states.values()
-    family_ids = catalog.family_ids() if not all(families.values()) else ()
-    return HardwareIndex(states, catalog.ids() if missing else (), families, family_ids)
