@@ -38,6 +38,11 @@ the least generous family member); a figure beyond only that bound is a warning 
 the likely reading assumes. A figure rated low in its hardware file cannot establish an
 impossibility, so a check that rests on one only warns. A check that lacks an input is not run;
 ``explain`` says which and why, and prints both bounds of every check that ran.
+
+Where things are: setup.py reads each run's setup and holds the evaluation types; fit.py
+(KV701, KV704), decode.py (KV702), prefill.py (KV703) and links.py (KV705, KV706) each judge one
+family; the arithmetic they compare against is kv/roofline.py and kv/weights.py; this module
+turns violated evaluations into problems.
 """
 
 from __future__ import annotations

@@ -64,6 +64,7 @@ DECODE_ROOFLINE = Rule(
     "bits / 8] + 0.50 GiB KV) (hardware/rtx-4090.yaml memory_bandwidth_gb_s 1,008 GB/s)",
 )
 
+# Draft methods that run a head on the target's hidden states: each drafted token reads at
 # least one hidden x hidden projection of it.
 _HEAD_DRAFTS = ("eagle", "eagle3", "mtp", "medusa")
 

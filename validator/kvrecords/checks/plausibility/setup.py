@@ -36,7 +36,8 @@ from kvrecords.problems import Rule
 
 # Techniques under which a measured TTFT may be served from reused KV, not a full prefill.
 PREFIX_REUSE = ("prefix_caching", "radix_reuse", "cache_aware_routing", "kv_offload")
-# Draft methods that run a head on the target's hidden states: each drafted token reads at
+
+
 # ---- evaluations ----------------------------------------------------------------------------
 
 
