@@ -24,11 +24,11 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from conftest import run_cli
-from kvrecords.checks.models import check_model_file
 from kvrecords.dataset.document import Document, parse_document
 from kvrecords.dataset.layout import classify
 from kvrecords.dataset.models import load_model_file, model_from_data
 from kvrecords.kv.arithmetic import kv_report, parse_element_type
+from kvrecords.runner.validate import check_model_file
 from kvrecords.tools.fmt import format_text
 from kvrecords.tools.hf_import import (
     DEFAULT_CITATION,

@@ -13,29 +13,29 @@ import pytest
 
 from conftest import FIXTURE_DATASET, REPO, copy_dataset, run_cli
 from kvrecords.checks.context import RecordContext
-from kvrecords.checks.hardware import HardwareCatalog
+from kvrecords.checks.hardware import hardware_catalog
 from kvrecords.checks.plausibility import (
     Evaluation,
     Inputs,
     RunSetup,
     all_evaluations,
-    attention_flops_per_token,
     evaluate_fit,
     evaluate_fit_claims,
-    hardware_index,
     run_setups,
 )
 from kvrecords.dataset.document import Document, read_document
+from kvrecords.dataset.hardware import hardware_index
 from kvrecords.dataset.models import load_model_file
 from kvrecords.kv.geometry import Attention, Model
 from kvrecords.kv.hardware import hardware_from_data
+from kvrecords.kv.roofline import attention_flops_per_token
 from kvrecords.kv.weights import BF16, readings, weight_format
 from kvrecords.runner.validate import validate
 from kvrecords.tools.explain import explain_record
 
 GIB = 1024**3
 SEED = Path("records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml")
-CATALOG = HardwareCatalog(REPO)
+CATALOG = hardware_catalog(REPO)
 
 
 def hardware(hardware_id: str) -> object:
@@ -50,7 +50,7 @@ def context_of(root: Path, record: Path) -> tuple[RecordContext, Inputs]:
     model_id = document.data["model"]
     model = load_model_file(root / "models" / f"{model_id}.yaml")
     ctx = RecordContext(document, model, f"models/{model_id}")
-    return ctx, Inputs(hardware_index(document.data, HardwareCatalog(root)))
+    return ctx, Inputs(hardware_index(document.data, hardware_catalog(root)))
 
 
 def evaluations_of(root: Path, record: Path) -> dict[str, Evaluation]:
@@ -120,7 +120,7 @@ def test_unified_memory_is_nominal_and_flagged() -> None:
 def test_hardware_file_with_wrong_id_is_refused(tmp_path: Path) -> None:
     root = copy_dataset(tmp_path / "d", with_records=False)
     edit(root / "hardware" / "rtx-4090.yaml", "id: rtx-4090", "id: rtx-4091")
-    state = HardwareCatalog(root).get("rtx-4090")
+    state = hardware_catalog(root).get("rtx-4090")
     assert state is not None and state.hardware is None
     assert [p.code for p in state.problems] == ["KV201"]
 

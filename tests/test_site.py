@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from conftest import REPO, copy_dataset
-from kvrecords.checks.hardware import HardwareCatalog
+from kvrecords.checks.hardware import hardware_catalog
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import discover
 from kvrecords.kv.hardware import Hardware
@@ -492,7 +492,7 @@ def test_a_null_setup_or_source_field_says_why_where_it_stands(root: Path, site:
 @pytest.fixture(scope="module")
 def hardware(root: Path) -> dict[str, Hardware]:
     """Every hardware file of the repository."""
-    catalog = HardwareCatalog(root)
+    catalog = hardware_catalog(root)
     found = {}
     for hardware_id in catalog.ids():
         state = catalog.get(hardware_id)

@@ -1,13 +1,13 @@
-"""Checks every dataset file gets, whatever its kind: reading it safely, the schema modeline,
-and an id that matches its path and no other file's."""
+"""Checks every dataset file gets, whatever its kind, once ``dataset.document`` has read it:
+the schema modeline, and an id that matches its path and no other file's."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from kvrecords.dataset.document import FILE_ACCESS, Document, read_document
-from kvrecords.dataset.layout import SCHEMA_DIR, DatasetFile, IdClaims, escapes_root
+from kvrecords.dataset.document import Document
+from kvrecords.dataset.layout import SCHEMA_DIR, DatasetFile, IdClaims
 from kvrecords.problems import Problem, Rule
 
 SCHEMA_MODELINE = Rule(
@@ -39,14 +39,6 @@ DUPLICATE_ID = Rule(
 )
 
 MODELINE_PREFIX = "# yaml-language-server: $schema="
-
-
-def read_dataset_file(root: Path, dataset_file: DatasetFile) -> Document | list[Problem]:
-    """Read a record, model or hardware file; a symlink out of the tree is refused unread."""
-    if escapes_root(root, dataset_file.path):
-        message = "symlink leads outside the dataset; commit the file itself"
-        return [FILE_ACCESS.problem(dataset_file.display, 1, 1, message)]
-    return read_document(dataset_file.path, dataset_file.display)
 
 
 def modeline_problems(root: Path, document: Document, dataset_file: DatasetFile) -> list[Problem]:

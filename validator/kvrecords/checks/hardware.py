@@ -1,18 +1,19 @@
-"""Hardware files (hardware/<id>.yaml), each read and checked once, on first use."""
+"""Hardware files (hardware/<id>.yaml), judged once ``dataset.hardware`` has read them."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
-from typing import NamedTuple
 
-from kvrecords.checks.files import identity_problems, modeline_problems, read_dataset_file
+from kvrecords.checks.files import identity_problems, modeline_problems
 from kvrecords.dataset.document import Document
-from kvrecords.dataset.layout import HARDWARE_DIR, SCHEMA_DIR, DatasetFile, IdClaims
+from kvrecords.dataset.hardware import HardwareCatalog, HardwareState
+from kvrecords.dataset.layout import SCHEMA_DIR, DatasetFile, IdClaims
 from kvrecords.dataset.schemas import schema_problems
-from kvrecords.kv.hardware import GIB, Hardware, hardware_from_data
+from kvrecords.kv.hardware import GIB, hardware_from_data
 from kvrecords.kv.units import BYTE_UNITS, Written, agrees, exact, format_exact
 from kvrecords.problems import Problem, Rule
 
@@ -33,81 +34,26 @@ _REPORTED = re.compile(r"^([0-9][0-9,]*(?:\.[0-9]+)?) (MiB|GiB|bytes|B)$")
 _STATED = re.compile(r"([0-9]+(?:\.[0-9]+)?) ?(GB|GiB|TB)\b")
 
 
-class HardwareState(NamedTuple):
-    """A hardware file once read: its figures when sound, and its own problems."""
+def hardware_catalog(root: Path, claims: IdClaims | None = None) -> HardwareCatalog:
+    """The dataset's hardware files, each read once on first use and judged here."""
+    return HardwareCatalog(
+        root, functools.partial(judge_hardware_file, root, claims or IdClaims(root))
+    )
 
-    display: str
-    hardware: Hardware | None
-    problems: list[Problem]
 
-
-class HardwareCatalog:
-    """hardware/<id>.yaml files of one dataset, each read and checked once, on first use."""
-
-    def __init__(self, root: Path, claims: IdClaims | None = None) -> None:
-        self.root = root
-        self.claims = claims or IdClaims(root)
-        self._states: dict[str, HardwareState | None] = {}
-
-    def path(self, hardware_id: str) -> Path:
-        return self.root / HARDWARE_DIR / f"{hardware_id}.yaml"
-
-    def ids(self) -> tuple[str, ...]:
-        """Every accelerator id the catalog has a file for."""
-        folder = self.root / HARDWARE_DIR
-        return tuple(sorted(p.stem for p in folder.glob("*.yaml"))) if folder.is_dir() else ()
-
-    def family(self, family: str) -> tuple[Hardware, ...]:
-        """The sound hardware files that declare ``family`` (reads every file once)."""
-        found = (self.get(hardware_id) for hardware_id in self.ids())
-        return tuple(
-            state.hardware
-            for state in found
-            if state is not None
-            and state.hardware is not None
-            and family in state.hardware.families
-        )
-
-    def family_ids(self) -> tuple[str, ...]:
-        """Every family some sound hardware file declares."""
-        found = (self.get(hardware_id) for hardware_id in self.ids())
-        return tuple(sorted({f for s in found if s and s.hardware for f in s.hardware.families}))
-
-    def sound(self) -> dict[str, Hardware]:
-        """Every hardware file whose figures are sound, by id."""
-        states = {hardware_id: self.get(hardware_id) for hardware_id in self.ids()}
-        return {
-            hardware_id: state.hardware
-            for hardware_id, state in states.items()
-            if state is not None and state.hardware is not None
-        }
-
-    def get(self, hardware_id: str) -> HardwareState | None:
-        """The file's state; None when hardware/<id>.yaml does not exist."""
-        if hardware_id not in self._states:
-            self._states[hardware_id] = self._load(hardware_id)
-        return self._states[hardware_id]
-
-    def _load(self, hardware_id: str) -> HardwareState | None:
-        hardware_file = DatasetFile("hardware", f"{HARDWARE_DIR}/{hardware_id}.yaml", self.root)
-        try:
-            if not hardware_file.path.is_file():
-                return None
-        except OSError:  # a name the file system refuses (too long) names no file
-            return None
-        display = hardware_file.display
-        document = read_dataset_file(self.root, hardware_file)
-        if not isinstance(document, Document):
-            return HardwareState(display, None, document)
-        problems = modeline_problems(self.root, document, hardware_file)
-        schema_errors = schema_problems(document, "hardware", self.root / SCHEMA_DIR)
-        if schema_errors:
-            return HardwareState(display, None, problems + schema_errors)
-        identity = identity_problems(document, hardware_file, self.claims)
-        if identity:  # a file that claims another id must not stand in for this one
-            return HardwareState(display, None, problems + identity)
-        problems += consistency_problems(document)
-        return HardwareState(display, hardware_from_data(document.data), problems)
+def judge_hardware_file(
+    root: Path, claims: IdClaims, document: Document, hardware_file: DatasetFile
+) -> HardwareState:
+    """A hardware file that was read: its modeline, schema and id, then its figures."""
+    problems = modeline_problems(root, document, hardware_file)
+    schema_errors = schema_problems(document, "hardware", root / SCHEMA_DIR)
+    if schema_errors:
+        return HardwareState(hardware_file.display, None, problems + schema_errors)
+    identity = identity_problems(document, hardware_file, claims)
+    if identity:  # a file that claims another id must not stand in for this one
+        return HardwareState(hardware_file.display, None, problems + identity)
+    problems += consistency_problems(document)
+    return HardwareState(hardware_file.display, hardware_from_data(document.data), problems)
 
 
 def _figure(document: Document, path: tuple[str, ...]) -> tuple[Written, Fraction] | None:

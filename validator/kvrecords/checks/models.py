@@ -1,4 +1,5 @@
-"""Model files (models/<id>.yaml): read once, checked, and turned into geometry."""
+"""Model files (models/<id>.yaml): judged once ``dataset.document`` has read them, and turned
+into geometry."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from kvrecords.checks.files import identity_problems, modeline_problems, read_dataset_file
+from kvrecords.checks.files import identity_problems, modeline_problems
 from kvrecords.checks.references import null_reason_problems
 from kvrecords.dataset.document import Document, JsonPath
 from kvrecords.dataset.layout import SCHEMA_DIR, DatasetFile, IdClaims
@@ -66,17 +67,15 @@ class ModelState(NamedTuple):
     problems: list[Problem]
 
 
-def check_model_file(
-    root: Path, dataset_file: DatasetFile, claims: IdClaims | None = None
+def judge_model_file(
+    root: Path, claims: IdClaims, document: Document, dataset_file: DatasetFile
 ) -> ModelState:
-    document = read_dataset_file(root, dataset_file)
-    if not isinstance(document, Document):
-        return ModelState(dataset_file, None, document)
+    """A model file that was read: its modeline, schema and id, then its geometry."""
     problems = modeline_problems(root, document, dataset_file)
     schema_errors = schema_problems(document, "model", root / SCHEMA_DIR)
     if schema_errors:
         return ModelState(dataset_file, None, problems + schema_errors)
-    problems += identity_problems(document, dataset_file, claims or IdClaims(root))
+    problems += identity_problems(document, dataset_file, claims)
     problems += null_reason_problems(document, "unknown")
     problems += layer_count_problems(document)
     problems += list(geometry_problems(document))

@@ -25,8 +25,9 @@ from kvrecords.checks import (
     runs,
 )
 from kvrecords.checks.context import RecordContext
-from kvrecords.checks.hardware import HardwareCatalog
+from kvrecords.checks.plausibility import decode, fit, links, prefill
 from kvrecords.dataset import document, schemas
+from kvrecords.dataset.hardware import HardwareIndex
 from kvrecords.problems import Problem, Rule
 
 # The modules that declare rules, in the order a file meets their checks.
@@ -45,7 +46,10 @@ FAMILIES: tuple[ModuleType, ...] = (
     prose,
     models,
     hardware,
-    plausibility,
+    fit,
+    decode,
+    prefill,
+    links,
 )
 
 
@@ -77,15 +81,15 @@ RECORD_CHECKS = (
 
 def record_problems(
     record: RecordContext,
-    catalog: HardwareCatalog,
+    hardware: HardwareIndex,
     models: plausibility.ModelLookup | None = None,
 ) -> list[Problem]:
     """A schema-valid record against its sound model: the KV basis, the measurements, the
-    prose, then physical plausibility against its hardware (KV301-KV706); ``models`` gives the
-    sound model files runs and drafts name."""
+    prose, then physical plausibility against the hardware files it names (KV301-KV706);
+    ``models`` gives the sound model files runs and drafts name."""
     problems = [problem for check in RECORD_CHECKS for problem in check(record)]
     problems += engine_reported.check_engine_reported(record, models)
-    return problems + plausibility.plausibility_problems(record, catalog, models)
+    return problems + plausibility.plausibility_problems(record, hardware, models)
 
 
 def markdown() -> str:

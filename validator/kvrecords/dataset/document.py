@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from kvrecords.dataset.layout import DatasetFile, escapes_root
 from kvrecords.problems import Problem, Rule
 
 YAML_SYNTAX = Rule(
@@ -171,6 +172,18 @@ class Document(NamedTuple):
         return before.count("\n") + 1, match.start() - (before.rfind("\n") + 1) + 1
 
 
+def value_or_none(data: Any, *path: str | int) -> Any:
+    """The value at ``path``, or None when any step of it is missing."""
+    for part in path:
+        if isinstance(data, dict) and isinstance(part, str):
+            data = data.get(part)
+        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
+            data = data[part]
+        else:
+            return None
+    return data
+
+
 def dotted(path: JsonPath) -> str:
     """``methodology.engine.version``, ``layer_groups[1].key_heads``: a path as messages show it."""
     text = ""
@@ -199,6 +212,14 @@ def read_document(file_path: Path, display_path: str) -> Document | list[Problem
     except OSError as error:
         return [FILE_ACCESS.problem(display_path, 1, 1, f"cannot read the file: {error.strerror}")]
     return parse_document(raw, display_path)
+
+
+def read_dataset_file(root: Path, dataset_file: DatasetFile) -> Document | list[Problem]:
+    """Read a record, model or hardware file; a symlink out of the tree is refused unread."""
+    if escapes_root(root, dataset_file.path):
+        message = "symlink leads outside the dataset; commit the file itself"
+        return [FILE_ACCESS.problem(dataset_file.display, 1, 1, message)]
+    return read_document(dataset_file.path, dataset_file.display)
 
 
 def _size_message(size: int) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from kvrecords.dataset.document import JsonPath
+from kvrecords.dataset.document import JsonPath, value_or_none
 from kvrecords.kv.arithmetic import KvReport, kv_report, parse_element_type
 from kvrecords.kv.geometry import Model
 
@@ -167,3 +167,23 @@ def headline_figures(record: dict[str, Any]) -> dict[str, Any]:
             found = next(filter(None, (measured(headline, m) for m in metric_names)), None)
             figures[name] = found.stated["value"] if found else None
     return figures
+
+
+# ---- the hardware a record names -------------------------------------------------------------
+
+
+def accelerator_links(data: dict[str, Any]) -> list[tuple[JsonPath, str, bool]]:
+    """Every accelerator id (False) or family (True) a record names, with where it names it."""
+    links: list[tuple[JsonPath, str, bool]] = []
+    places: list[JsonPath] = [("methodology", "hardware")]
+    places += [("runs", i, "hardware") for i in range(len(value_or_none(data, "runs") or []))]
+    for place in places:
+        for key, family in (("accelerator", False), ("family", True)):
+            named = value_or_none(data, *place, key)
+            if isinstance(named, str):
+                links.append(((*place, key), named, family))
+    for index, claim in enumerate(value_or_none(data, "kv_bytes_basis", "fit_claims") or []):
+        links.append(
+            (("kv_bytes_basis", "fit_claims", index, "accelerator"), claim["accelerator"], False)
+        )
+    return links

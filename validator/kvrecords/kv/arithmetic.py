@@ -25,7 +25,7 @@ from kvrecords.kv.geometry import (
     indexer_of,
     shown,
 )
-from kvrecords.kv.units import format_exact
+from kvrecords.kv.units import format_exact, gib
 
 VALUE_BITS: dict[str, int] = {
     "fp32": 32,
@@ -393,6 +393,53 @@ def kv_report(
         kv_bytes_at_context=_total(cost.kv_bytes for cost in costs),
         fixed_state_bytes=_total(cost.state_bytes for cost in costs),
     )
+
+
+@functools.lru_cache(maxsize=256)
+def element_bits(name: str) -> Fraction:
+    """Bits one cached value of the element type ``name`` takes, its group scales included."""
+    element = parse_element_type(name)
+    overhead = Fraction(element.group_scale_bits, element.group_size or 1)
+    return Fraction(element.value_bits) + (overhead if element.group_size else 0)
+
+
+class SequenceCache(NamedTuple):
+    """What one sequence holds at a context: KV plus fixed state, and how it was counted."""
+
+    bytes: Fraction  # what could not be counted counts as 0, and a note says so
+    working: str  # "9.16 GiB KV (bf16) + 0.12 GiB state"
+    notes: tuple[str, ...]
+
+
+@functools.lru_cache(maxsize=4096)  # pure: runs of a record share model, dtype and context
+def sequence_cache(
+    model: Model, dtype: str, context: int, state_dtype: str | None
+) -> SequenceCache:
+    """The physical cache of one sequence at ``context``: every layer as the model is, windows
+    capped, plus its fixed state."""
+    try:
+        report = kv_report(
+            model,
+            parse_element_type(dtype),
+            context,
+            "cache",
+            parse_element_type(state_dtype) if state_dtype else None,
+        )
+    except ValueError as error:
+        return SequenceCache(Fraction(0), "no KV", (f"KV not counted: {error}",))
+    notes: list[str] = []
+    kv = report.kv_bytes_at_context
+    text = f"{gib(kv)} KV ({dtype})" if kv is not None else "no KV"
+    if kv is None:
+        kv = Fraction(0)
+        notes.append(f"KV not counted: models/{model.id} does not give it")
+    state = report.fixed_state_bytes
+    if state is None:
+        if any(cost.state_formula for cost in report.groups):
+            notes.append("fixed state not counted (unknown dimensions)")
+    elif state:
+        text += f" + {gib(state)} state"
+    return SequenceCache(kv + (state or 0), text, tuple(notes))
 
 
 def default_state_dtype(model: Model) -> ElementType:

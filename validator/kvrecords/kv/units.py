@@ -44,6 +44,17 @@ _NUMBER_RE = re.compile(rf"^{_NUMBER}$")
 _BYTES_RE = re.compile(rf"^\s*({_NUMBER})\s*({'|'.join(BYTE_UNITS)})\s*$")
 
 
+class Unknown(NamedTuple):
+    """Why a value cannot be given, returned in its place: callers test for it by type."""
+
+    reason: str
+
+
+def unknown_reasons(*values: object) -> list[str]:
+    """The reasons of those ``values`` that are ``Unknown``, in order."""
+    return [value.reason for value in values if isinstance(value, Unknown)]
+
+
 class Written(NamedTuple):
     """A number exactly as a contributor wrote it, so its precision survives."""
 

@@ -21,10 +21,14 @@ the engine: the fewest bits any reading allows, and the likely one.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from fractions import Fraction
 from typing import NamedTuple
+
+from kvrecords.kv.geometry import ParameterCount
+from kvrecords.kv.units import Unknown, format_exact
 
 SIXTEEN_BIT = ("bf16", "fp16")
 EVERY_COMPUTE_TYPE = ("bf16", "fp16", "fp8", "fp4", "int8")
@@ -345,3 +349,55 @@ def readings(
         )
         return WeightReadings(lowest, BF16, assumption)
     return WeightReadings(stated, stated, None)
+
+
+# ---- parameter counts and weight bytes ------------------------------------------------------
+
+BILLION = 10**9
+
+
+class ParameterBillions(NamedTuple):
+    """A parameter count in billions on both readings, and the bounds a name read as a count
+    allows (27B read off a name is at least 26.5B and below 27.5B)."""
+
+    low: Fraction
+    likely: Fraction
+    high: Fraction
+    assumption: str | None  # what the likely reading assumes; None: the count is stated
+
+
+@functools.lru_cache(maxsize=1024)  # pure, and asked again for every run of every record
+def parameter_billions(
+    parameters: ParameterCount | None, which: str, model_display: str
+) -> ParameterBillions | Unknown:
+    """The model's total or active parameter count (``which``), or why there is none."""
+    if parameters is None:
+        return Unknown(f"{model_display} states no parameter counts")
+    value = parameters.total_billions if which == "total" else parameters.active_billions
+    if value is None:
+        return Unknown(
+            f"{model_display} does not state its {which} parameter count ({parameters.stated_as!r})"
+        )
+    if not parameters.from_name:
+        return ParameterBillions(value, value, value, None)
+    decimals = 0
+    while (value * 10**decimals).denominator != 1:
+        decimals += 1
+    half = Fraction(1, 2 * 10**decimals)
+    assumption = (
+        f"{format_exact(value)}B read off the name ({model_display}: from_name), not "
+        f"{format_exact(value - half)}B"
+    )
+    return ParameterBillions(value - half, value, value + half, assumption)
+
+
+@functools.lru_cache(maxsize=1024)
+def weight_bytes(billions: Fraction, weights: WeightFormat) -> Fraction:
+    """Bytes of ``billions`` of parameters stored in ``weights``."""
+    return billions * BILLION * weights.bits / 8
+
+
+@functools.lru_cache(maxsize=1024)
+def weight_bytes_working(billions: Fraction, weights: WeightFormat, label: str) -> str:
+    """``27B total params x 16 bits / 8 (bf16)``: how ``weight_bytes`` came out."""
+    return f"{format_exact(billions)}B {label} params x {float(weights.bits):g} bits / 8 ({weights.name})"

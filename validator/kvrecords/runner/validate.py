@@ -16,9 +16,9 @@ from typing import NamedTuple
 
 from kvrecords.checks.context import RecordContext
 from kvrecords.checks.dates import date_problems
-from kvrecords.checks.files import identity_problems, modeline_problems, read_dataset_file
-from kvrecords.checks.hardware import HardwareCatalog
-from kvrecords.checks.models import ModelState, check_model_file
+from kvrecords.checks.files import identity_problems, modeline_problems
+from kvrecords.checks.hardware import hardware_catalog
+from kvrecords.checks.models import ModelState, judge_model_file
 from kvrecords.checks.references import (
     broken_model_problem,
     model_link_problem,
@@ -27,7 +27,13 @@ from kvrecords.checks.references import (
     run_model_problems,
 )
 from kvrecords.checks.registry import record_problems
-from kvrecords.dataset.document import MAX_FILE_BYTES, Document, parse_document
+from kvrecords.dataset.document import (
+    MAX_FILE_BYTES,
+    Document,
+    parse_document,
+    read_dataset_file,
+)
+from kvrecords.dataset.hardware import HardwareCatalog, hardware_index
 from kvrecords.dataset.layout import (
     ID_PATTERN,
     RECORDS_DIR,
@@ -74,7 +80,7 @@ class _Checker:
         self.model_states: dict[str, ModelState] = {}
         self.claims = IdClaims(root)
         # hardware/<id>.yaml, read once each, on first use
-        self.hardware = HardwareCatalog(root, self.claims)
+        self.hardware = hardware_catalog(root, self.claims)
 
     def model_state(self, model_id: str) -> ModelState | None:
         if model_id not in self.model_states and model_id in self.models:
@@ -370,9 +376,20 @@ def check_record_file(
     if state.model is None or any(p.severity == "error" for p in state.problems):
         return [*problems, broken_model_problem(document, state.file.display)]
     context = RecordContext(document, state.model, state.file.display.removesuffix(".yaml"))
+    named_hardware = hardware_index(document.data, hardware or hardware_catalog(root, claims))
     return problems + record_problems(
-        context, hardware or HardwareCatalog(root), lambda model_id: sound_model(state_of, model_id)
+        context, named_hardware, lambda model_id: sound_model(state_of, model_id)
     )
+
+
+def check_model_file(
+    root: Path, dataset_file: DatasetFile, claims: IdClaims | None = None
+) -> ModelState:
+    """Read one model file, then judge it."""
+    document = read_dataset_file(root, dataset_file)
+    if not isinstance(document, Document):
+        return ModelState(dataset_file, None, document)
+    return judge_model_file(root, claims or IdClaims(root), document, dataset_file)
 
 
 def sound_model(state_of: Callable[[str], ModelState | None], model_id: str) -> Model | None:

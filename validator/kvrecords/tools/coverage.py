@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from kvrecords.checks.hardware import HardwareCatalog
+from kvrecords.checks.hardware import hardware_catalog
 from kvrecords.dataset.document import Document, parse_document, read_document
 from kvrecords.dataset.layout import discover
 from kvrecords.dataset.records import runs
@@ -191,7 +191,7 @@ def coverage_markdown(
     """The page: technique x engine and technique x hardware class, in records. The records'
     data and the sound hardware files are read from ``root`` unless the caller has them."""
     records = read_records(root) if records is None else records
-    hardware = HardwareCatalog(root).sound() if hardware is None else hardware
+    hardware = hardware_catalog(root).sound() if hardware is None else hardware
     uses = run_uses(records, hardware)
     techniques = technique_names(root)
     notes = read_notes(root)

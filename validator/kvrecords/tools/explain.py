@@ -15,20 +15,13 @@ from typing import Any
 
 from kvrecords.checks.context import RecordContext
 from kvrecords.checks.engine_reported import engine_checks
-from kvrecords.checks.hardware import HardwareCatalog
+from kvrecords.checks.hardware import hardware_catalog
 from kvrecords.checks.measurements import (
     BYTES_NOT_RECOMPUTED,
     PREFILL_RATE,
     TOKENS_NOT_RECOMPUTED,
 )
-from kvrecords.checks.plausibility import (
-    Evaluation,
-    HardwareIndex,
-    Inputs,
-    ModelLookup,
-    all_evaluations,
-    hardware_index,
-)
+from kvrecords.checks.plausibility import Evaluation, Inputs, ModelLookup, all_evaluations
 from kvrecords.checks.registry import record_problems
 from kvrecords.checks.runs import (
     Bounds,
@@ -39,6 +32,7 @@ from kvrecords.checks.runs import (
     unit_suffix,
 )
 from kvrecords.dataset.document import Document, read_document
+from kvrecords.dataset.hardware import HardwareCatalog, HardwareIndex, hardware_index
 from kvrecords.dataset.layout import (
     ID_PATTERN,
     MODELS_DIR,
@@ -81,13 +75,13 @@ def explain_record(root: Path, record_path: Path) -> str:
     record = _record_context(root, document)
     if isinstance(record, str):
         return "\n".join([*lines, record])
-    return "\n".join(lines + explain_lines(record, HardwareCatalog(root), model_lookup(root)))
+    return "\n".join(lines + explain_lines(record, hardware_catalog(root), model_lookup(root)))
 
 
 def model_lookup(root: Path) -> ModelLookup:
     """The geometry of a model a run or a draft names, read once, when its file is sound."""
-    from kvrecords.checks.models import ModelState, check_model_file
-    from kvrecords.runner.validate import sound_model
+    from kvrecords.checks.models import ModelState
+    from kvrecords.runner.validate import check_model_file, sound_model
 
     states: dict[str, ModelState | None] = {}
 
@@ -120,7 +114,7 @@ def explain_lines(
     lines += _plausibility_section(evaluations, assumptions)
     lines += _assumptions_section(assumptions)
     lines += _not_checked_section(evaluations)
-    problems = record_problems(record, catalog, models)
+    problems = record_problems(record, hardware, models)
     lines.append("Problems:" if problems else "Problems: none")
     lines += _problem_lines(sorted(set(problems)))
     return lines
@@ -131,7 +125,7 @@ def _problem_lines(problems: list[Problem]) -> list[str]:
 
 
 def _record_context(root: Path, document: Document) -> RecordContext | str:
-    from kvrecords.checks.models import check_model_file
+    from kvrecords.runner.validate import check_model_file
 
     model_id = document.data["model"]
     if not ID_PATTERN.fullmatch(model_id):

@@ -23,17 +23,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kvrecords.checks.context import RecordContext
-from kvrecords.checks.files import read_dataset_file
-from kvrecords.checks.hardware import HardwareCatalog
-from kvrecords.checks.models import ModelState, check_model_file
-from kvrecords.checks.plausibility import (
-    Evaluation,
-    Inputs,
-    accelerator_links,
-    all_evaluations,
-    hardware_index,
-)
-from kvrecords.dataset.document import Document, JsonPath, dotted
+from kvrecords.checks.hardware import hardware_catalog
+from kvrecords.checks.models import ModelState
+from kvrecords.checks.plausibility import Evaluation, Inputs, all_evaluations
+from kvrecords.dataset.document import Document, JsonPath, dotted, read_dataset_file
+from kvrecords.dataset.hardware import hardware_index
 from kvrecords.dataset.layout import (
     ID_PATTERN,
     SCHEMA_DIR,
@@ -41,12 +35,12 @@ from kvrecords.dataset.layout import (
     discover,
     escapes_root,
 )
-from kvrecords.dataset.records import bases, basis_report
+from kvrecords.dataset.records import accelerator_links, bases, basis_report
 from kvrecords.dataset.schemas import schema_problems
 from kvrecords.kv.geometry import Model
 from kvrecords.kv.units import format_bytes_exact, format_exact, percent
 from kvrecords.problems import Problem
-from kvrecords.runner.validate import check_record_file, sound_model
+from kvrecords.runner.validate import check_model_file, check_record_file, sound_model
 from kvrecords.tools.explain import explain_record
 from kvrecords.tools.revision import Revision, resolve, write_dataset
 
@@ -164,7 +158,7 @@ class _Side:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.claims = IdClaims(root)
-        self.hardware = HardwareCatalog(root, self.claims)
+        self.hardware = hardware_catalog(root, self.claims)
         self.files = {
             f.display: f for kind in ("record", "model", "hardware") for f in discover(root, kind)
         }

@@ -174,7 +174,7 @@ def _check_slug(slug: str) -> None:
 
 def _load_model(root: Path, model_id: str) -> tuple[Model, str]:
     """The model's geometry, from a sound model file only (the validator's own model checks)."""
-    from kvrecords.checks.models import check_model_file
+    from kvrecords.runner.validate import check_model_file
 
     if not ID_PATTERN.fullmatch(model_id):
         raise ValueError(

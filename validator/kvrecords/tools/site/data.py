@@ -17,9 +17,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from kvrecords.checks.hardware import HardwareCatalog
+from kvrecords.checks.hardware import hardware_catalog
 from kvrecords.checks.runs import comparisons as all_comparisons
 from kvrecords.dataset.document import Document, read_document
+from kvrecords.dataset.hardware import HardwareCatalog
 from kvrecords.dataset.layout import SCHEMA_DIR, DatasetFile, discover
 from kvrecords.dataset.models import model_from_data
 from kvrecords.dataset.records import basis_report, run_by_id
@@ -419,7 +420,7 @@ def _hardware_pages(records: Sequence[RecordEntry]) -> tuple[HardwarePage, ...]:
 def gather(root: Path) -> SiteData:
     """Read the dataset at ``root`` once and derive everything the pages show."""
     root = root.resolve()
-    catalog = HardwareCatalog(root)
+    catalog = hardware_catalog(root)
     hardware = _hardware(catalog)
     models = _read_models(root)
     records = sorted(

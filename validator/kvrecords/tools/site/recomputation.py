@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kvrecords.checks.context import RecordContext
-from kvrecords.checks.hardware import HardwareCatalog
 from kvrecords.checks.plausibility import ModelLookup
 from kvrecords.dataset.document import Document
+from kvrecords.dataset.hardware import HardwareCatalog
 from kvrecords.dataset.layout import MODELS_DIR, SCHEMA_DIR
 from kvrecords.dataset.schemas import schema_problems
 from kvrecords.kv.geometry import Model
