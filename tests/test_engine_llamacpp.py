@@ -71,6 +71,25 @@ def test_recurrent_line_before_rs_seq_pr_22673() -> None:
     assert sum(p.bytes or 0 for p in report.cache_parts("recurrent_state")) == 156_893_184
 
 
+def test_recurrent_line_of_build_7404_qwen3_next() -> None:
+    # https://github.com/pestopoppa/epyc-inference-research/blob/65366ad3e5eef7f127e9fb6cdc10ec051676dbe4/benchmarks/results/runs/20251217_104145/thinking/Qwen3-Next-80B-A3B-Thinking_baseline_t1_q1_algorithm.txt
+    # (build 7404 (52392291b), -c 4096, one sequence):
+    #   llama_kv_cache: size =   96.00 MiB (  4096 cells,  12 layers,  1/1 seqs), K (f16):
+    #   48.00 MiB, V (f16):   48.00 MiB
+    #   llama_memory_recurrent: size =   75.38 MiB (     1 cells,  48 layers,  1 seqs), R (f32):
+    #   3.38 MiB, S (f32):   72.00 MiB
+    # By hand (models/qwen3-next-80b-a3b): R 36 x 3 x (32 x 128 + 2 x 16 x 128) x 4 B =
+    # 3,538,944 B = 3.375 MiB (printed 3.38); S 36 x 128 x 4096 x 4 B = 72 MiB; together
+    # 75.375 MiB; KV 12 x 4096 x 2 x 256 x 2 B x 2 = 96 MiB.
+    report = engine_report(model("qwen3-next-80b-a3b"), "llamacpp", 4096, version="2025-11-pad-256")
+    assert list(report.printed) == [
+        "llama_kv_cache: size =   96.00 MiB (  4096 cells,  12 layers,  1/1 seqs),"
+        " K (f16):   48.00 MiB, V (f16):   48.00 MiB",
+        "llama_memory_recurrent: size =   75.38 MiB (     1 cells,  48 layers,  1 seqs),"
+        " R (f32):    3.38 MiB, S (f32):   72.00 MiB",
+    ]
+
+
 def test_recurrent_line_with_rs_seq_qwen35_9b_b9849() -> None:
     # A public start-up log of Qwen3.5-9B (UD-Q4_K_XL) on llama-server build 9849 (799fcc04a),
     # -c 8192 -np 1 (found in the public code index by its log line):

@@ -39,7 +39,8 @@ Read from llama.cpp's source (facts only; no code carried over):
   without such a module, as every model in ``models/`` is). ``layers`` there is
   ``hparams.n_layer()``, every layer of the model, not only the recurrent ones. Before PR
   #22673 the line ended ``%2u seqs), R (%s): ..., S (%s): ...`` (as quoted on master e358d75a
-  in the PR's thread).
+  in the PR's thread, and printed by build 7404 in December 2025); for the eras before
+  ``2025-11-pad-256`` no recurrent line is printed, its format there not being established.
 - MLA (DeepSeek-V2/V3, Kimi K2): the cache holds one "head" of ``kv_lora_rank +
   qk_rope_head_dim`` per token in K and, until PR #19067 (2026-01-24, "kv-cache : support
   V-less cache"), a V of ``kv_lora_rank`` values as well; since then MLA layers have no V
@@ -154,6 +155,7 @@ ERAS: dict[str, Era] = {
         "pad-min",
         "kv",
         "llama_kv_cache",
+        "seqs",  # build 7404 (2025-12) prints it so (records/...qwen3-next-80b-a3b...epyc9655)
     ),
     "2026-01-v-less": Era(
         "PR #19067 (2026-01-24): MLA layers keep K only (latent + rope), no V tensor",
