@@ -17,7 +17,7 @@ from conftest import REPO
 from kvrecords.dataset.models import load_model_file
 from kvrecords.kv.engines import EngineError, engine_report, llamacpp
 from kvrecords.kv.geometry import Attention, GatedDeltaNet, Model
-from kvrecords.tools.engine_logs import read_log
+from kvrecords.tools.engine_logs import read_log, read_log_file
 
 MIB = 1 << 20
 FIXTURES = REPO / "tests" / "fixtures" / "llamacpp"
@@ -253,6 +253,15 @@ def test_pinned_build_start_up(path: Path) -> None:
     assert lines, f"{path.name} has no size line"
     assert list(report.printed) == lines
     assert report.engine_kv_bytes == exact
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.log")), ids=lambda p: p.stem)
+def test_kv_from_log_reads_the_pinned_build(path: Path) -> None:
+    # kvrecords kv --from-log finds every size line of a real start-up, with its cells
+    _, _, lines, _ = _fixture(path)
+    sizes = [f for f in read_log_file(path).figures if dict(f.fields).get("cells")]
+    sizes = [f for f in sizes if "size" in dict(f.fields)]
+    assert [f.quoted for f in sizes] == lines
 
 
 def test_the_fixtures_cover_each_kind_of_cache() -> None:
