@@ -155,7 +155,7 @@ ERAS: dict[str, Era] = {
         "pad-min",
         "kv",
         "llama_kv_cache",
-        "seqs",  # build 7404 (2025-12) prints it so (records/...qwen3-next-80b-a3b...epyc9655)
+        "seqs",  # as build 7404 prints it (December 2025)
     ),
     "2026-01-v-less": Era(
         "PR #19067 (2026-01-24): MLA layers keep K only (latent + rope), no V tensor",
@@ -266,7 +266,7 @@ def report(model: Model, context_tokens: int, options: LlamaCppOptions) -> Engin
         parts.extend(cache_parts)
         if line:
             printed.append(line)
-    state_parts = _state_parts(layers.states, era, options, notes)
+    state_parts = _state_parts(layers.states, options, notes)
     parts.extend(state_parts)
     recurrent_line = _recurrent_line(model.num_layers, era, options, state_parts)
     if recurrent_line:
@@ -461,7 +461,7 @@ def _caches(
 
 
 def _state_parts(
-    states: tuple[LeafGroup, ...], era: Era, options: LlamaCppOptions, notes: list[str]
+    states: tuple[LeafGroup, ...], options: LlamaCppOptions, notes: list[str]
 ) -> list[Part]:
     """llama_memory_recurrent: conv and recurrent state in f32, one cell per sequence, each
     cell with 1 + n_rs_seq rows since PR #22673 (llama-memory-recurrent.cpp lines 98-100)."""
