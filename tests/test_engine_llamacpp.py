@@ -276,6 +276,21 @@ def test_the_pinned_build_maps_to_the_latest_era() -> None:
     assert report.version == "2026-10-p-row"
 
 
+def test_a_transposed_v_is_as_wide_as_the_models_widest() -> None:
+    # llama-kv-cache.cpp (0c1e57098) line 210: without flash attention every layer's V row is
+    # hparams.n_embd_v_gqa_max(), the widest of the whole model, in the window cache too.
+    # gemma-4-e4b, -c 1000 (1,024 cells), -fa off: the window layers' V rows are 2 x 512, not
+    # 2 x 256: V 20 x 1024 x 1024 x 2 B = 40 MiB beside K 20 x 1024 x 512 x 2 B = 20 MiB, as
+    # the pinned build printed (tests/fixtures/llamacpp/gemma-4-e4b-fa-off.log):
+    #   llama_kv_cache: size =   60.00 MiB (  1024 cells,  20 layers,  1/1 seqs), K (f16):
+    #   20.00 MiB, V (f16):   40.00 MiB
+    report = engine_report(model("gemma-4-e4b"), "llamacpp", 1000, flash_attn="off")
+    assert report.printed[1] == (
+        "llama_kv_cache: size =   60.00 MiB (  1024 cells,  20 layers,  1/1 seqs),"
+        " K (f16):   20.00 MiB, V (f16):   40.00 MiB"
+    )
+
+
 # --- which eras agree with a printed figure ----------------------------------------------
 
 Q8_FA = llamacpp.LlamaCppOptions(cache_type_k="q8_0", cache_type_v="q8_0", flash_attn="on")

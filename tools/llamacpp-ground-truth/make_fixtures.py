@@ -63,6 +63,10 @@ VARIANTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "gpt-oss-20b": (
         ("-swa-full", ("ctx=1000", "parallel=1", "fa=on", "kv_unified=0", "swa_full=1")),
     ),
+    "gemma-4-e4b": (
+        ("-np4-kvu", ("ctx=5000", "parallel=4", "fa=on", "kv_unified=1", "swa_full=0")),
+        ("-fa-off", ("ctx=1000", "parallel=1", "fa=off", "kv_unified=0", "swa_full=0")),
+    ),
     "gemma-3-27b": (("-np3", ("ctx=5000", "parallel=3", "fa=on", "kv_unified=0", "swa_full=0")),),
     "qwen3-next-80b-a3b": (
         ("-np2-rs2", ("ctx=5000", "parallel=2", "fa=on", "kv_unified=0", "swa_full=0", "rs_seq=2")),
@@ -196,6 +200,34 @@ def shape_of(model: Model) -> Shape | str:
                 ("recurrent", "attn_qkv.weight"): [HIDDEN, 2 * key_dim + value_dim],
                 ("recurrent", "attn_gate.weight"): [HIDDEN, value_dim],
             },
+        )
+    if kinds == {"attention", "sliding_window", "shared"} and len(windowed) == len(full) == 1:
+        swa, glob = windowed[0], full[0]
+        owners = swa.layers + glob.layers
+        if swa.kv_heads != glob.kv_heads or owners % glob.layers:
+            return "window and global layers with different KV heads, or an uneven pattern"
+        period = owners // glob.layers  # the cache-owning layers: a global one every period
+        return Shape(
+            "gemma4",
+            {
+                "attention.head_count": glob.kv_heads,
+                "attention.head_count_kv": glob.kv_heads,
+                "attention.key_length": glob.head_dim,
+                "attention.value_length": glob.head_dim,
+                "attention.key_length_swa": swa.head_dim,
+                "attention.value_length_swa": swa.head_dim,
+                "attention.sliding_window": swa.window,
+                "attention.sliding_window_pattern": [
+                    (il + 1) % period != 0 for il in range(layers)
+                ],
+                "attention.shared_kv_layers": layers - owners,
+                "embedding_length_per_layer_input": 8,
+                "rope.dimension_count": glob.head_dim,
+                "rope.dimension_count_swa": swa.head_dim,
+            },
+            lambda il: "swa" if (il + 1) % period else "global",
+            "expressed as architecture gemma4 (the last layers reuse the caches of earlier ones;"
+            " a global layer every {period})".replace("{period}", str(period)),
         )
     mamba = [g for g in leaves if isinstance(g, Mamba2)]
     if len(mamba) == 1 and len(full) == 1 and not windowed:
@@ -340,7 +372,7 @@ _KEEP = re.compile(
     r"n_head_kv|n_embd_head_k|n_embd_head_v|n_swa|n_embd_k_gqa|n_embd_v_gqa|ssm_|n_lora_kv)"
 )
 
-_PER_LAYER = re.compile(r"layer +[0-9]+: (dev|skipped|filtered)")
+_PER_LAYER = re.compile(r"layer +[0-9]+: (dev|skipped|filtered|no reuse|does not have)")
 
 
 def main(argv: list[str]) -> int:

@@ -257,12 +257,17 @@ def report(model: Model, context_tokens: int, options: LlamaCppOptions) -> Engin
     notes: list[str] = []
     cells = _cells(context_tokens, era, options, notes)
     caches = _caches(layers, cells, era, options, notes)
-    # without flash attention V is stored transposed (v_trans)
-    v_transposed = options.flash_attn == "off"
+    # Without flash attention V is stored transposed (v_trans), each row as wide as the widest
+    # of the whole model (hparams.n_embd_v_gqa_max(), llama-kv-cache.cpp line 210), in the
+    # window cache as well: [TAG_V_CACHE_VARIABLE].
+    widest_v = 0
+    if options.flash_attn == "off":
+        rows = (_rows(group, cache.label, era) for cache in caches for group in cache.groups)
+        widest_v = max((row.v_values or 0 for row in rows), default=0)
     parts: list[Part] = []
     printed: list[str] = []
     for cache in caches:
-        cache_parts, line = _cache_parts(cache, era, options, v_transposed)
+        cache_parts, line = _cache_parts(cache, era, options, widest_v)
         parts.extend(cache_parts)
         if line:
             printed.append(line)
@@ -567,15 +572,15 @@ def _rows(group: LeafGroup, label: str, era: Era) -> _Rows:
 
 
 def _cache_parts(
-    cache: _Cache, era: Era, options: LlamaCppOptions, v_transposed: bool
+    cache: _Cache, era: Era, options: LlamaCppOptions, widest_v: int
 ) -> tuple[list[Part], str | None]:
-    """The K and V parts of one cache and the size line llama.cpp prints for it."""
+    """The K and V parts of one cache and the size line llama.cpp prints for it; ``widest_v``
+    is the V row every layer's V is padded to (0 with flash attention: no padding)."""
     type_k, type_v = options.cache_type_k, options.cache_type_v
     groups = [group for group in cache.groups if group.layers]
     if not groups:
         return [], None
     rows = [_rows(group, cache.label, era) for group in groups]
-    widest_v = max((row.v_values or 0 for row in rows), default=0)
     cells = cache.cells * cache.streams
     per_layer = f"{cache.cells:,} cells x {cache.streams} stream(s)"
     parts: list[Part] = []
@@ -583,10 +588,8 @@ def _cache_parts(
     v_total: int | None = 0
     for group, row in zip(groups, rows, strict=True):
         v_values, v_shape = row.v_values, row.v_shape
-        if v_transposed and v_values and widest_v > v_values:
-            v_values = (
-                widest_v  # [TAG_V_CACHE_VARIABLE]: a transposed V is padded to the widest row
-            )
+        if v_values and widest_v > v_values:
+            v_values = widest_v
             v_shape += f" padded to {widest_v} (V transposed without flash attention)"
         k_bytes = (
             None
