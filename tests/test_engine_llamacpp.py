@@ -243,6 +243,7 @@ def test_pinned_build_start_up(path: Path) -> None:
         int(settings["ctx"]),
         version=llamacpp.PINNED_BUILD[1],
         parallel=int(settings["parallel"]),
+        ubatch=int(settings.get("ubatch", "512")),
         flash_attn=settings["fa"],
         kv_unified=settings["kv_unified"] == "1",
         swa_full=settings["swa_full"] == "1",
@@ -289,6 +290,13 @@ def test_a_transposed_v_is_as_wide_as_the_models_widest() -> None:
         "llama_kv_cache: size =   60.00 MiB (  1024 cells,  20 layers,  1/1 seqs),"
         " K (f16):   20.00 MiB, V (f16):   40.00 MiB"
     )
+
+
+def test_mla_refuses_different_k_and_v_types() -> None:
+    # The pinned build, asked for -ctk q8_0 with an f16 V on deepseek-v3 (make_fixtures.py):
+    #   llama_init_from_model: model does not support different K (q8_0) and V (f16) cache types
+    with pytest.raises(EngineError, match="different K and V cache types"):
+        engine_report(model("deepseek-v3"), "llamacpp", 1000, cache_type_k="q8_0")
 
 
 # --- which eras agree with a printed figure ----------------------------------------------

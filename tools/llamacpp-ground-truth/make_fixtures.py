@@ -41,27 +41,23 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "llamacpp"
 PIN = "llama-cpp-python 0.3.36, vendor/llama.cpp = ggml-org/llama.cpp@0c1e57098 (2026-10-01)"
 HIDDEN = 64
-CONTEXT = 1000  # not a multiple of 256, so the padding shows
+# -c 1000 is not a multiple of 256, so the padding shows
 SETTINGS = ("ctx=1000", "parallel=1", "fa=on", "kv_unified=0", "swa_full=0")
 # Further runs of a few models: a quantized cache, sequences in streams of their own, state
 # snapshots. (file suffix, settings)
 VARIANTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "llama-3.1-8b": (
-        (
-            "-q8_0",
-            (
-                "ctx=1000",
-                "parallel=1",
-                "fa=on",
-                "kv_unified=0",
-                "swa_full=0",
-                "ctk=q8_0",
-                "ctv=q8_0",
-            ),
-        ),
+        ("-q8_0", (*SETTINGS, "ctk=q8_0", "ctv=q8_0")),
+        ("-np3", ("ctx=5000", "parallel=3", "fa=on", "kv_unified=0", "swa_full=0")),
+        ("-fa-off", ("ctx=1000", "parallel=1", "fa=off", "kv_unified=0", "swa_full=0")),
     ),
+    "deepseek-v3": (("-q8_0", (*SETTINGS, "ctk=q8_0", "ctv=q8_0")),),
     "gpt-oss-20b": (
         ("-swa-full", ("ctx=1000", "parallel=1", "fa=on", "kv_unified=0", "swa_full=1")),
+        (
+            "-ub1024-np2",
+            ("ctx=9000", "parallel=2", "ubatch=1024", "fa=on", "kv_unified=0", "swa_full=0"),
+        ),
     ),
     "gemma-4-e4b": (
         ("-np4-kvu", ("ctx=5000", "parallel=4", "fa=on", "kv_unified=1", "swa_full=0")),
@@ -70,6 +66,9 @@ VARIANTS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "gemma-3-27b": (("-np3", ("ctx=5000", "parallel=3", "fa=on", "kv_unified=0", "swa_full=0")),),
     "qwen3-next-80b-a3b": (
         ("-np2-rs2", ("ctx=5000", "parallel=2", "fa=on", "kv_unified=0", "swa_full=0", "rs_seq=2")),
+    ),
+    "nemotron-h-8b": (
+        ("-np3-rs1", ("ctx=3000", "parallel=3", "fa=on", "kv_unified=1", "swa_full=0", "rs_seq=1")),
     ),
 }
 

@@ -396,6 +396,12 @@ def _cached_layers(model: Model, era: Era, era_key: str, options: LlamaCppOption
             " it depends on the architecture (Mistral 7B v0.1 runs as 'llama' without one), which"
             " the model file does not say. With --swa-full the figure is the same either way"
         )
+    if latent and options.cache_type_k != options.cache_type_v and era_key == PINNED_BUILD[1]:
+        # llama-context.cpp line 3835 at the pinned build; since when is not established
+        raise EngineError(
+            "llama.cpp refuses different K and V cache types for an MLA model"
+            f" ({options.cache_type_k} and {options.cache_type_v})"
+        )
     windows = {group.window for group in windowed}
     if len(windows) > 1 and era.swa_cache != "none" and not options.swa_full:
         raise NotCovered("llama.cpp keeps one n_swa per model; this model has several windows")
