@@ -44,6 +44,8 @@ LLAMACPP_VERSIONS = (
     "2025-10-no-pad",
     "2025-11-pad-256",
     "2026-01-v-less",
+    "2026-05-rs-seq",
+    "2026-10-p-row",
 )
 VLLM_KV_CACHE_DTYPES = (
     "auto",

@@ -84,6 +84,8 @@ def _llama_size(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
         ("layers", m["layers"]),
         ("seqs", m["seqs"] + (f"/{m['streams']}" if m["streams"] else "")),
     ]
+    if m["rs_seq"]:  # recurrent-state snapshots per sequence (llama.cpp PR #22673)
+        fields.append(("rs_seq", m["rs_seq"]))
     if recurrent:
         fields += [
             ("type_r", m["ta"]),
@@ -91,6 +93,8 @@ def _llama_size(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
             ("type_s", m["tb"]),
             ("s", _mib(m["mb"])),
         ]
+        if m["mp"]:  # the per-layer-embedding conv row of newer builds
+            fields += [("type_p", m["tp"]), ("p", _mib(m["mp"]))]
     else:
         fields += [
             ("type_k", m["ta"]),
@@ -129,7 +133,10 @@ def _llama_iswa(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
 
 
 def _llama_buffer(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    return m["fn"], (("buffer", m["buf"]), ("buffer_size", _mib(m["size"])))
+    fields: tuple[tuple[str, str], ...] = (("buffer", m["buf"]), ("buffer_size", _mib(m["size"])))
+    if m["kind"] == "RS":  # llama_memory_recurrent's buffer
+        fields += (("memory", "recurrent_state"),)
+    return m["fn"], fields
 
 
 def _vllm_tokens(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
@@ -228,8 +235,9 @@ _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
         re.compile(
             rf"(?P<fn>{_NAME}): size = {{0,8}}(?P<size>{_NUM}) MiB \( {{0,12}}(?P<cells>{_INT})"
             rf" cells, {{0,6}}(?P<layers>{_INT}) layers, {{0,6}}(?P<seqs>{_INT})(?:/(?P<streams>{_INT}))?"
-            rf" seqs\), (?P<a>[KR]) \((?P<ta>{_NAME})\): {{0,8}}(?P<ma>{_NUM}) MiB,"
-            rf" (?P<b>[VS]) \((?P<tb>{_NAME})\): {{0,8}}(?P<mb>{_NUM}) MiB"
+            rf" seqs(?: {{1,6}}(?P<rs_seq>{_INT}) rs_seq)?\), (?P<a>[KR]) \((?P<ta>{_NAME})\):"
+            rf" {{0,8}}(?P<ma>{_NUM}) MiB, (?P<b>[VS]) \((?P<tb>{_NAME})\): {{0,8}}(?P<mb>{_NUM}) MiB"
+            rf"(?:, P \((?P<tp>{_NAME})\): {{0,8}}(?P<mp>{_NUM}) MiB)?"
         ),
         _llama_size,
     ),
@@ -262,7 +270,7 @@ _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
     (
         "llamacpp",
         re.compile(
-            rf"(?P<fn>{_NAME}): {{0,12}}(?P<buf>[A-Za-z0-9_]{{1,40}}) KV buffer size"
+            rf"(?P<fn>{_NAME}): {{0,12}}(?P<buf>[A-Za-z0-9_]{{1,40}}) (?P<kind>KV|RS) buffer size"
             rf" = {{0,8}}(?P<size>{_NUM}) MiB"
         ),
         _llama_buffer,
@@ -348,7 +356,7 @@ _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"(?:llama_context|llama_init_from_model|llama_new_context_with_model): "
             r"(n_ctx|n_ctx_per_seq|n_ctx_seq|n_seq_max|n_batch|n_ubatch|flash_attn|kv_unified"
-            r"|swa_full) {0,24}= {0,8}([A-Za-z0-9_]{1,20})"
+            r"|swa_full|n_rs_seq) {0,24}= {0,8}([A-Za-z0-9_]{1,20})"
         ),
     ),
     ("llamacpp_build", re.compile(r"\bbuild(?: =|:) ([0-9]{1,7}) \(([0-9a-f]{4,40})\)")),

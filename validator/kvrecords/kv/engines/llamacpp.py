@@ -28,6 +28,19 @@ Read from llama.cpp's source (facts only; no code carried over):
   ``llama_memory_recurrent`` with ``max(1, n_seq_max)`` cells of f32 R (conv) and S (SSM)
   state per recurrent layer; ``src/llama-hparams.cpp`` ``n_embd_r`` / ``n_embd_s`` give
   ``(d_conv - 1) * (d_inner + 2 * n_group * d_state)`` and ``d_state * d_inner`` values.
+- ``src/llama-memory-recurrent.cpp`` (llama.cpp@0c1e57098, lines 98-137): since PR #22673
+  (MTP support, May 2026) each layer's R and S tensors have ``mem_size * (1 + n_rs_seq)`` rows,
+  ``n_rs_seq`` being the per-sequence state snapshots kept for speculative rollback
+  (``llama_context_params.n_rs_seq``; common sets it to the draft length for the draft types
+  that need it, and ``llama-context.cpp`` line 106 clamps it to 0 for architectures without
+  rollback support). The size line reads ``size = %7.2f MiB (%6u cells, %3d layers, %2u seqs
+  %2u rs_seq), R (%s): ..., S (%s): ...``, with ``, P (%s): %7.2f MiB`` appended in the pinned
+  build (a per-layer-embedding conv row, ``hparams.ple_conv_state()``, zero for a model
+  without such a module, as every model in ``models/`` is). ``layers`` there is
+  ``hparams.n_layer()``, every layer of the model, not only the recurrent ones. Before PR
+  #22673 the line ended ``%2u seqs), R (%s): ..., S (%s): ...`` (as quoted on master e358d75a
+  in the PR's thread, and printed by build 7404 in December 2025); for the eras before
+  ``2025-11-pad-256`` no recurrent line is printed, its format there not being established.
 - MLA (DeepSeek-V2/V3, Kimi K2): the cache holds one "head" of ``kv_lora_rank +
   qk_rope_head_dim`` per token in K and, until PR #19067 (2026-01-24, "kv-cache : support
   V-less cache"), a V of ``kv_lora_rank`` values as well; since then MLA layers have no V
@@ -36,7 +49,8 @@ Read from llama.cpp's source (facts only; no code carried over):
 
 Versions: llama.cpp numbers its builds, but the build at which each change landed is not
 established here, so versions are named by the change (with its PR and date). ``latest`` is
-the newest. Build numbers are not accepted.
+the newest, ``2026-10-p-row``, the accounting of the build llama-cpp-python 0.3.36 pins
+(``PINNED_BUILD``; ``tools/llamacpp-ground-truth`` runs it). Build numbers are not accepted.
 
 ``--context`` is ``-c`` / ``--ctx-size``: the cells for all sequences together.
 """
@@ -48,16 +62,19 @@ from typing import NamedTuple
 
 from kvrecords.kv.arithmetic import GGML_BLOCKS
 from kvrecords.kv.engines.result import (
+    TOTAL,
     EngineError,
     EngineReport,
     NotCovered,
     Part,
+    bytes_of,
     check_choice,
     mib_as_printed,
     pad_to,
     state_split,
 )
 from kvrecords.kv.geometry import Attention, LeafGroup, Model, MultiHeadLatent, indexer_of
+from kvrecords.kv.units import parse_byte_quantity
 
 ENGINE = "llamacpp"
 
@@ -79,6 +96,9 @@ class Era(NamedTuple):
     swa_cache: str  # "none": window layers full size; "min-pad": min(size, PAD(..)); "pad-min"
     mla: str  # "none" (not covered), "kv" (K latent+rope and V latent), "k" (K only)
     log_prefix: str  # the function name that prints the size line
+    # the llama_memory_recurrent size line: "" (not established for this version), "seqs"
+    # (ends "N seqs), R.., S.."), "rs_seq" (adds "M rs_seq" and snapshot rows), "p" (adds P)
+    recurrent_line: str = ""
 
 
 ERAS: dict[str, Era] = {
@@ -135,6 +155,7 @@ ERAS: dict[str, Era] = {
         "pad-min",
         "kv",
         "llama_kv_cache",
+        "seqs",  # as build 7404 prints it (December 2025)
     ),
     "2026-01-v-less": Era(
         "PR #19067 (2026-01-24): MLA layers keep K only (latent + rope), no V tensor",
@@ -143,9 +164,33 @@ ERAS: dict[str, Era] = {
         "pad-min",
         "k",
         "llama_kv_cache",
+        "seqs",
+    ),
+    "2026-05-rs-seq": Era(
+        "PR #22673 (MTP support, May 2026): recurrent state keeps n_rs_seq snapshot rows per"
+        " cell for speculative rollback, and its size line names them (N rs_seq)",
+        "256",
+        True,
+        "pad-min",
+        "k",
+        "llama_kv_cache",
+        "rs_seq",
+    ),
+    "2026-10-p-row": Era(
+        "the recurrent size line adds a P (per-layer-embedding conv row) figure; established"
+        " at ggml-org/llama.cpp@0c1e57098 (2026-10-01, pinned by llama-cpp-python 0.3.36),"
+        " the change that added it was not found, so it may be earlier",
+        "256",
+        True,
+        "pad-min",
+        "k",
+        "llama_kv_cache",
+        "p",
     ),
 }
-LATEST = "2026-01-v-less"
+LATEST = "2026-10-p-row"
+# The build tools/llamacpp-ground-truth runs, and the era its accounting follows.
+PINNED_BUILD = ("0c1e57098", "2026-10-p-row")
 VERSIONS = ("latest", *ERAS)
 
 
@@ -157,6 +202,7 @@ class LlamaCppOptions(NamedTuple):
     ubatch: int = 512
     parallel: int = 1
     kv_unified: bool = False
+    rs_seq: int = 0  # n_rs_seq: recurrent-state snapshots per sequence (speculative rollback)
     version: str = "latest"
 
 
@@ -211,16 +257,25 @@ def report(model: Model, context_tokens: int, options: LlamaCppOptions) -> Engin
     notes: list[str] = []
     cells = _cells(context_tokens, era, options, notes)
     caches = _caches(layers, cells, era, options, notes)
-    # without flash attention V is stored transposed (v_trans)
-    v_transposed = options.flash_attn == "off"
+    # Without flash attention V is stored transposed (v_trans), each row as wide as the widest
+    # of the whole model (hparams.n_embd_v_gqa_max(), llama-kv-cache.cpp line 210), in the
+    # window cache as well: [TAG_V_CACHE_VARIABLE].
+    widest_v = 0
+    if options.flash_attn == "off":
+        rows = (_rows(group, cache.label, era) for cache in caches for group in cache.groups)
+        widest_v = max((row.v_values or 0 for row in rows), default=0)
     parts: list[Part] = []
     printed: list[str] = []
     for cache in caches:
-        cache_parts, line = _cache_parts(cache, era, options, v_transposed)
+        cache_parts, line = _cache_parts(cache, era, options, widest_v)
         parts.extend(cache_parts)
         if line:
             printed.append(line)
-    parts.extend(_state_parts(layers.states, options.parallel, notes))
+    state_parts = _state_parts(layers.states, options, notes)
+    parts.extend(state_parts)
+    recurrent_line = _recurrent_line(model.num_layers, era, options, state_parts)
+    if recurrent_line:
+        printed.append(recurrent_line)
     if any(CACHE_TYPES[t][0] > 1 for t in (options.cache_type_k, options.cache_type_v)):
         notes.append(
             "quantized cache types carry one fp16 scale (q4_1, q5_1: scale and min) per 32 values:"
@@ -238,6 +293,7 @@ def report(model: Model, context_tokens: int, options: LlamaCppOptions) -> Engin
         ("ubatch", str(options.ubatch)),
         ("parallel", str(options.parallel)),
         ("kv_unified", str(options.kv_unified).lower()),
+        ("rs_seq", str(options.rs_seq)),
     )
     return EngineReport(
         engine=ENGINE,
@@ -252,6 +308,43 @@ def report(model: Model, context_tokens: int, options: LlamaCppOptions) -> Engin
     )
 
 
+def agreeing_eras(
+    model: Model,
+    context_tokens: int,
+    figure: str | int,
+    options: LlamaCppOptions | None = None,
+    cache: str = TOTAL,
+) -> tuple[str, ...]:
+    """The eras whose accounting gives ``figure`` for ``cache`` with these options (the
+    options' own version is ignored), oldest first: which llama.cpp a printed size can come
+    from when the source names no build. ``figure`` is bytes, or a size as written
+    (``"2048.00 MiB"``); a MiB figure with two decimals must be the digits llama.cpp prints
+    (``mib_as_printed``), any other the figure at its written precision. An era that builds
+    no such cache, or cannot take the options, does not agree."""
+    given = options or LlamaCppOptions()
+    agreeing = []
+    for era_key in ERAS:
+        try:
+            parts = report(model, context_tokens, given._replace(version=era_key))
+            engine_bytes = bytes_of(parts.cache_parts(cache))
+        except EngineError:
+            continue
+        if engine_bytes is not None and _states(figure, engine_bytes):
+            agreeing.append(era_key)
+    return tuple(agreeing)
+
+
+def _states(figure: str | int, engine_bytes: int) -> bool:
+    if isinstance(figure, int):
+        return figure == engine_bytes
+    quantity = parse_byte_quantity(figure.strip())
+    if quantity is None:
+        raise EngineError(f"{figure!r} is not a size such as '2048.00 MiB' or a byte count")
+    if quantity.unit == "MiB" and quantity.number.decimals == 2:
+        return quantity.number.text == mib_as_printed(engine_bytes)
+    return quantity.agrees_with_bytes(Fraction(engine_bytes))
+
+
 def _checked_era(context_tokens: int, options: LlamaCppOptions) -> str:
     """The era the options name, once every option is known and consistent."""
     check_choice("--cache-type-k", options.cache_type_k, CACHE_TYPE_NAMES)
@@ -263,6 +356,12 @@ def _checked_era(context_tokens: int, options: LlamaCppOptions) -> str:
         raise EngineError("llama.cpp needs a context of at least 1 cell")
     if options.ubatch < 1 or options.parallel < 1:
         raise EngineError("--ubatch and --parallel must be at least 1")
+    if options.rs_seq < 0:
+        raise EngineError("rs_seq (n_rs_seq) must be 0 or more")
+    if options.rs_seq and ERAS[era_key].recurrent_line not in ("rs_seq", "p"):
+        raise EngineError(
+            f"version {era_key} keeps no recurrent-state snapshots (n_rs_seq came with PR #22673)"
+        )
     if ERAS[era_key].cell_pad == "fa" and options.flash_attn == "auto":
         raise EngineError(
             f"in version {era_key} the cell padding depends on flash attention (256 cells with it,"
@@ -296,6 +395,12 @@ def _cached_layers(model: Model, era: Era, era_key: str, options: LlamaCppOption
             "every attention layer of this model has a sliding window; whether llama.cpp applies"
             " it depends on the architecture (Mistral 7B v0.1 runs as 'llama' without one), which"
             " the model file does not say. With --swa-full the figure is the same either way"
+        )
+    if latent and options.cache_type_k != options.cache_type_v and era_key == PINNED_BUILD[1]:
+        # llama-context.cpp line 3835 at the pinned build; since when is not established
+        raise EngineError(
+            "llama.cpp refuses different K and V cache types for an MLA model"
+            f" ({options.cache_type_k} and {options.cache_type_v})"
         )
     windows = {group.window for group in windowed}
     if len(windows) > 1 and era.swa_cache != "none" and not options.swa_full:
@@ -366,22 +471,28 @@ def _caches(
     ]
 
 
-def _state_parts(states: tuple[LeafGroup, ...], parallel: int, notes: list[str]) -> list[Part]:
-    """llama_memory_recurrent: conv and recurrent state in f32, one cell per sequence."""
+def _state_parts(
+    states: tuple[LeafGroup, ...], options: LlamaCppOptions, notes: list[str]
+) -> list[Part]:
+    """llama_memory_recurrent: conv and recurrent state in f32, one cell per sequence, each
+    cell with 1 + n_rs_seq rows since PR #22673 (llama-memory-recurrent.cpp lines 98-100)."""
     if not states:
         return []
-    state_cells = max(1, parallel)
+    state_cells = max(1, options.parallel)
+    rows = state_cells * (1 + options.rs_seq)
+    per_cell = f"{state_cells} cell(s)"
+    if options.rs_seq:
+        per_cell += f" x (1 + {options.rs_seq} rs_seq) rows"
     parts: list[Part] = []
     for group in states:
         conv, recurrent = state_split(group)
         for label, elements in (("R (conv)", conv), ("S (recurrent)", recurrent)):
-            total = None if elements is None else group.layers * state_cells * elements * 4
+            total = None if elements is None else group.layers * rows * elements * 4
             parts.append(
                 Part(
                     f"{label} state, {group.layers} {group.kind} layers (f32)",
                     total,
-                    f"{group.layers} layers x {state_cells} cell(s) x {_q(elements)} values x 4 B"
-                    " (f32)",
+                    f"{group.layers} layers x {per_cell} x {_q(elements)} values x 4 B (f32)",
                     "recurrent_state",
                 )
             )
@@ -389,7 +500,36 @@ def _state_parts(states: tuple[LeafGroup, ...], parallel: int, notes: list[str])
         "llama_memory_recurrent keeps the state in f32, one cell per sequence"
         f" ({state_cells}); the logical figure uses the state dtype of the model"
     )
+    if options.rs_seq:
+        notes.append(
+            f"n_rs_seq {options.rs_seq}: llama.cpp keeps that many snapshots of each sequence's"
+            " state for speculative rollback, on architectures that support it (Qwen3.5,"
+            " Nemotron-H, LFM2 and a few more: llm_arch_supports_rs_rollback); for others it"
+            " clamps n_rs_seq to 0, which the model file cannot say"
+        )
     return parts
+
+
+def _recurrent_line(layers: int, era: Era, options: LlamaCppOptions, parts: list[Part]) -> str:
+    """llama_memory_recurrent's size line, in the format of the era (empty when none is known)."""
+    if not parts or not era.recurrent_line:
+        return ""
+    r_bytes = bytes_of(tuple(part for part in parts if part.name.startswith("R ")))
+    s_bytes = bytes_of(tuple(part for part in parts if part.name.startswith("S ")))
+    if r_bytes is None or s_bytes is None:
+        return ""
+    cells = max(1, options.parallel)
+    seqs = f"{cells:2d} seqs"
+    if era.recurrent_line != "seqs":
+        seqs += f" {options.rs_seq:2d} rs_seq"
+    line = (
+        f"llama_memory_recurrent: size = {mib_as_printed(r_bytes + s_bytes):>7} MiB ({cells:6d}"
+        f" cells, {layers:3d} layers, {seqs}), R (f32): {mib_as_printed(r_bytes):>7} MiB,"
+        f" S (f32): {mib_as_printed(s_bytes):>7} MiB"
+    )
+    if era.recurrent_line == "p":  # no model in models/ has a per-layer-embedding conv row
+        line += f", P (f32): {mib_as_printed(0):>7} MiB"
+    return line
 
 
 def _pad_reason(era: Era, options: LlamaCppOptions, pad: int) -> str:
@@ -438,15 +578,15 @@ def _rows(group: LeafGroup, label: str, era: Era) -> _Rows:
 
 
 def _cache_parts(
-    cache: _Cache, era: Era, options: LlamaCppOptions, v_transposed: bool
+    cache: _Cache, era: Era, options: LlamaCppOptions, widest_v: int
 ) -> tuple[list[Part], str | None]:
-    """The K and V parts of one cache and the size line llama.cpp prints for it."""
+    """The K and V parts of one cache and the size line llama.cpp prints for it; ``widest_v``
+    is the V row every layer's V is padded to (0 with flash attention: no padding)."""
     type_k, type_v = options.cache_type_k, options.cache_type_v
     groups = [group for group in cache.groups if group.layers]
     if not groups:
         return [], None
     rows = [_rows(group, cache.label, era) for group in groups]
-    widest_v = max((row.v_values or 0 for row in rows), default=0)
     cells = cache.cells * cache.streams
     per_layer = f"{cache.cells:,} cells x {cache.streams} stream(s)"
     parts: list[Part] = []
@@ -454,10 +594,8 @@ def _cache_parts(
     v_total: int | None = 0
     for group, row in zip(groups, rows, strict=True):
         v_values, v_shape = row.v_values, row.v_shape
-        if v_transposed and v_values and widest_v > v_values:
-            v_values = (
-                widest_v  # [TAG_V_CACHE_VARIABLE]: a transposed V is padded to the widest row
-            )
+        if v_values and widest_v > v_values:
+            v_values = widest_v
             v_shape += f" padded to {widest_v} (V transposed without flash attention)"
         k_bytes = (
             None
