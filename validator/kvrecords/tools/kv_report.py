@@ -57,30 +57,9 @@ def _max_context(path: Path) -> int | None:
     return None
 
 
-# Which option belongs to which engine, by the command line's names for them.
-_ENGINE_OPTIONS: dict[str, tuple[str, ...]] = {
-    "llamacpp": (
-        "cache_type_k",
-        "cache_type_v",
-        "flash_attn",
-        "swa_full",
-        "ubatch",
-        "parallel",
-        "kv_unified",
-    ),
-    "vllm": (
-        "kv_cache_dtype",
-        "block_size",
-        "max_num_batched_tokens",
-        "tensor_parallel_size",
-        "mamba_ssm_cache_dtype",
-        "disable_hybrid_kv_cache_manager",
-    ),
-    "sglang": ("kv_cache_dtype", "page_size", "tensor_parallel_size"),
-    "tensorrt-llm": ("kv_cache_dtype", "tokens_per_block", "tensor_parallel_size"),
-}
-# SGLang's own spelling of an option the command line shares with vLLM
-_SGLANG_NAMES = {"tensor_parallel_size": "tp_size"}
+# The command line's name for an engine option where it differs from the engine's own: one
+# --tensor-parallel-size for vLLM's tensor_parallel_size and SGLang's tp_size
+_COMMAND_LINE_NAMES = {"tp_size": "tensor_parallel_size"}
 
 
 def engine_allocation(
@@ -88,16 +67,16 @@ def engine_allocation(
 ) -> EngineReport:
     """What ``engine`` allocates for the report's model at its context with the ``options``
     given (by the command line's names; a version of None is the latest)."""
-    from kvrecords.kv.engines import EngineError, engine_report
+    from kvrecords.kv.engines import EngineError, engine_report, option_names
 
-    stray = [name for name in options if name not in _ENGINE_OPTIONS[engine]]
+    own_names = {_COMMAND_LINE_NAMES.get(name, name): name for name in option_names(engine)}
+    stray = [name for name in options if name not in own_names]
     if stray:
         raise KvRequestError(
             f"--{stray[0].replace('_', '-')} is not an option of {engine}; its options: "
-            + ", ".join("--" + n.replace("_", "-") for n in _ENGINE_OPTIONS[engine])
+            + ", ".join("--" + n.replace("_", "-") for n in own_names)
         )
-    if engine == "sglang":
-        options = {_SGLANG_NAMES.get(name, name): value for name, value in options.items()}
+    options = {own_names[name]: value for name, value in options.items()}
     try:
         return engine_report(
             report.model, engine, report.context_tokens, version or "latest", **options
