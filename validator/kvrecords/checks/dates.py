@@ -11,6 +11,7 @@ import datetime
 from typing import NamedTuple
 
 from kvrecords.dataset.document import Document, JsonPath, dotted
+from kvrecords.kv.units import Unknown
 from kvrecords.problems import Problem, Rule
 
 DATES = Rule(
@@ -50,8 +51,9 @@ def date_problems(document: Document, today: datetime.date | None = None) -> lis
         if not path or path[-1] not in _DATE_KEYS or not isinstance(value, str):
             continue
         parsed = _parse(path, value)
-        if isinstance(parsed, str):
-            problems.append(document.problem(DATES, path, f"{dotted(path)} is {value}: {parsed}"))
+        if isinstance(parsed, Unknown):
+            message = f"{dotted(path)} is {value}: {parsed.reason}"
+            problems.append(document.problem(DATES, path, message))
             continue
         dates.append(parsed)
         if parsed.day > today:
@@ -73,20 +75,22 @@ def date_problems(document: Document, today: datetime.date | None = None) -> lis
     return problems
 
 
-def _parse(path: JsonPath, text: str) -> _Date | str:
+def _parse(path: JsonPath, text: str) -> _Date | Unknown:
     """The date ``text`` names, or what is wrong with it."""
     parts = text.split("-")
     try:
         year, month = int(parts[0]), int(parts[1])
         day = int(parts[2]) if len(parts) > 2 else 1
     except (ValueError, IndexError):
-        return "not a date (write YYYY-MM-DD, or YYYY-MM when the source gives only the month)"
+        return Unknown(
+            "not a date (write YYYY-MM-DD, or YYYY-MM when the source gives only the month)"
+        )
     if not 1 <= month <= 12:
-        return f"month {month} does not exist"
+        return Unknown(f"month {month} does not exist")
     try:
         return _Date(path, text, datetime.date(year, month, day), len(parts) > 2)
     except ValueError:
-        return f"{year}-{month:02d} has no day {day}"
+        return Unknown(f"{year}-{month:02d} has no day {day}")
 
 
 def _event_name(document: Document, path: JsonPath) -> str:
