@@ -149,6 +149,8 @@ WRONG_VALUES = {
     "boolean-ttft": (("measured_ttft_ms_at_ctx: 2300", "measured_ttft_ms_at_ctx: yes"), "KV101"),
     "negative-context": (("context_tokens: 150000", "context_tokens: -150000"), "KV101"),
     "zero-warm-ttft": (("value: 2300\n", "value: 0\n"), "KV802"),
+    # JSON Schema's integer admits 0.0; it is compared as 0 bytes, never read as a quantity
+    "float-bytes-at-context": (("  kv_at_context: 9.16 GiB", "  kv_at_context: 0.0"), "KV302"),
     "zero-warm-ttft-about": (("value: 2300\n", "value: {about: 0}\n"), "KV802"),
     "unknown-key": (("confidence: 0.62", "confidence: 0.62\nverified: true"), "KV101"),
     "model-path": (("model: qwen3-8-27b", "model: ../../etc/passwd"), "KV203"),

@@ -20,6 +20,7 @@ from kvrecords.kv.units import (
     agrees,
     format_exact,
     format_in_unit,
+    format_number,
     format_written,
     gib,
     parse_byte_quantity,
@@ -231,9 +232,9 @@ def compare_bytes(
     stated: Any = value_at(record.data, path)
     field = path[-1]
     gives = f"{record.model_display} gives {format_exact(computed)} B"
-    if isinstance(stated, int):
+    if isinstance(stated, (int, float)):  # JSON Schema's integer admits 65536.0 too
         if stated != computed:
-            message = f"{field} is {stated:,} B; {gives} = {working}"
+            message = f"{field} is {format_number(stated)} B; {gives} = {working}"
             yield record.problem(rule, path, message)
         return
     quantity = parse_byte_quantity(stated)
