@@ -125,6 +125,9 @@ PERFORMANCE_MODE = (0, 17, 0)  # arg_utils.py: performance_mode "throughput" dou
 MAMBA2_CHECKPOINT_PAGE = (0, 32, 0)
 GDN_CHECKPOINT_PAGE = (0, 33, 0)
 GDN_CHECKPOINT_ALIGNMENT = 64
+# the hybrid block grows in steps of 16 (models/config.py HybridAttentionMambaModelConfig) up to
+# 0.19.x; from 0.20.0 of max(the backend's smallest kernel block, block_size) (platforms/interface.py)
+HYBRID_STEP_FOLLOWS_BLOCK = (0, 20, 0)
 GDN_PREFILL_BACKENDS = ("triton", "flashinfer")
 
 
@@ -160,10 +163,9 @@ RELEASES: tuple[Release, ...] = (
     # returns True for generative hybrid models ("Generative hybrid models support prefix caching")
     Release((0, 26, 0), "concurrency", 16, True, True, True, True, False, False),
     # 0.28.0: update_kv_cache_capacity logs "GPU KV cache size: %s tokens, Maximum concurrency
-    # for %s tokens per request: %.2fx" as one line; get_batch_defaults adds the >= 160 GiB tier
-    Release((0, 28, 0), "concurrency", 16, True, True, True, True, True, True),
-    # 0.29.0: MambaModelConfig sets mamba_cache_mode 'align' for every hybrid ('all' only on request)
-    Release((0, 29, 0), "concurrency", 16, True, True, False, True, True, True),
+    # for %s tokens per request: %.2fx" as one line; get_batch_defaults adds the >= 160 GiB tier;
+    # MambaModelConfig sets mamba_cache_mode 'align' for every hybrid ('all' only on request)
+    Release((0, 28, 0), "concurrency", 16, True, True, False, True, True, True),
     # 0.34.0: CacheConfig.DEFAULT_BLOCK_SIZE = 64
     Release((0, 34, 0), "concurrency", 64, True, True, False, True, True, True),
 )
@@ -468,7 +470,7 @@ def _mamba_cache_mode(
         return "none"
     if version < MAMBA_ALIGN_MODE:
         raise NotCovered("prefix caching of mamba / linear-attention state before 0.15.0")
-    all_mode = release_of(version).mamba_all_mode or version < (0, 26, 0)
+    all_mode = release_of(version).mamba_all_mode
     if all_mode and any(group.kind in ALL_MODE_KINDS for group in setup.states):
         raise NotCovered(
             "prefix caching puts mamba models in 'all' mode (a state page per block, aligned to"
@@ -532,7 +534,7 @@ def _setup(
         if version < V32_SUPPORT:
             raise NotCovered("DeepSeek-V3.2 is not known to vLLM before 0.11.0")
         if dtype.startswith("fp8"):
-            if dtype != "fp8_ds_mla":
+            if dtype != "fp8_ds_mla" and version < (0, 13, 0):  # models/config.py, 0.11-0.12
                 printed.append("Using custom fp8 kv-cache format for DeepSeekV3.2")
             dtype = "fp8_ds_mla"
     if dtype == "fp8_ds_mla" and (not latent or attention):
@@ -734,9 +736,8 @@ def _block_size(
     printed: list[str],
 ) -> tuple[int, int | None]:
     """Tokens per block and the state page: the user's block size, else the release's default
-    (MLA: the backend's, FlashMLA's 64 unless named); a hybrid model's block grows in steps of
-    max(16, that size) until its attention page holds the state page (platforms/interface.py
-    _align_hybrid_block_size: kernel_block_alignment_size)."""
+    (MLA: the backend's, FlashMLA's 64 unless named); a hybrid model's block grows in steps
+    (HYBRID_STEP_FOLLOWS_BLOCK) until its attention page holds the state page."""
     block_size = options.block_size or release_of(version).default_block_size
     if options.block_size is None and setup.latent:
         backend = options.attention_backend or "FLASHMLA"
@@ -758,7 +759,9 @@ def _block_size(
         return block_size, None
     mamba_page = max(spec.state or 0 for spec in state_specs)
     one_token = attention_specs[0].per_token
-    alignment = max(KERNEL_BLOCK_ALIGNMENT, block_size)
+    alignment = KERNEL_BLOCK_ALIGNMENT
+    if version >= HYBRID_STEP_FOLLOWS_BLOCK:
+        alignment = max(KERNEL_BLOCK_ALIGNMENT, block_size)
     if gdn_checkpoints:
         alignment = math.lcm(alignment, GDN_CHECKPOINT_ALIGNMENT)
     aligned = alignment * cdiv(mamba_page, alignment * one_token)
