@@ -1,6 +1,8 @@
 """vLLM (V1 engine): the pages one request holds, and the figures vLLM prints at start-up.
 
-Read from vLLM's source (facts only; no code carried over):
+Read from the released wheels of 0.8.0 to 0.34.0 (``COVERED`` lists each release read; the
+``RELEASES`` table says what changed when, with the file each fact is in). Facts only; no code
+carried over:
 
 - ``vllm/v1/kv_cache_interface.py``: ``AttentionSpec.page_size_bytes`` (a block of
   ``block_size`` tokens holds K and V for ``num_kv_heads`` heads: ``block_size x num_kv_heads x
@@ -10,13 +12,24 @@ Read from vLLM's source (facts only; no code carried over):
   fp8 latent values, 16 bytes of fp32 scales, 64 bf16 rope values); ``TQFullAttentionSpec``
   (``block_size x num_kv_heads x tq_slot_size``); ``FullAttentionSpec.max_memory_usage_bytes``
   (``cdiv(max_model_len, block_size)`` pages); ``SlidingWindowSpec.max_memory_usage_bytes``
-  (``cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), block_size) + 1`` pages);
-  ``MambaSpec`` (one page of state per request with ``mamba_cache_mode`` none, padded to
+  (``cdiv(min(window - 1 + in-flight tokens, max_model_len), block_size) + 1`` pages, the
+  in-flight tokens one batch up to 0.25.x and ``VllmConfig.max_in_flight_tokens`` from 0.26.0:
+  2 batches with async scheduling); ``MambaSpec`` (per request one page of state with
+  ``mamba_cache_mode`` none, 2 with 'align', plus ``num_prefill_checkpoint_blocks``; padded to
   ``page_size_padded``).
-- ``vllm/model_executor/models/config.py``, ``HybridAttentionMambaModelConfig``: for hybrid
-  models the attention block size becomes ``16 x cdiv(mamba_page, 16 x attention bytes per
-  token)`` (when not set larger) and the mamba page is padded to the attention page;
-  ``DeepseekV32ForCausalLM``: an fp8 cache becomes ``fp8_ds_mla`` for DeepSeek-V3.2.
+- ``vllm/model_executor/models/config.py`` (``HybridAttentionMambaModelConfig``) up to 0.19.x,
+  ``vllm/platforms/interface.py`` (``_align_hybrid_block_size``) from 0.20.0: for hybrid
+  models the attention block size becomes ``step x cdiv(mamba_page, step x attention bytes per
+  token)`` (when not set larger) and the mamba page is padded to the attention page; ``step`` is
+  16, from 0.20.0 max(16, block_size), and a multiple of 64 with FlashInfer GDN checkpoints;
+  ``MambaModelConfig``: prefix caching on sets ``mamba_cache_mode`` ('all' for
+  SupportsMambaPrefixCaching models up to 0.27.0, else 'align'); ``DeepseekV32ForCausalLM``:
+  an fp8 cache becomes ``fp8_ds_mla`` for DeepSeek-V3.2 (``index_topk`` in the config).
+- ``vllm/platforms/cuda.py`` and the MLA backends' kernel block sizes: FlashMLA 64 (and
+  FlashMLASparse for ``index_topk`` models), FlashInfer MLA 64, CUTLASS MLA 128, Triton MLA
+  any multiple of 16 (the default block size).
+- ``vllm/engine/arg_utils.py`` ``get_batch_defaults``: the default ``max_num_batched_tokens``
+  by device memory and usage context (``default_max_num_batched_tokens``).
 - ``vllm/model_executor/models/deepseek_v2.py``, ``DeepseekV32IndexerCache`` and ``Indexer``: the
   V3.2 lightning indexer keeps its own key cache per MLA layer, an ``MLAAttentionSpec`` with one
   head of uint8, ``head_dim + head_dim // quant_block_size x 4`` bytes per token: 128 fp8 values
@@ -39,21 +52,22 @@ Read from vLLM's source (facts only; no code carried over):
   (available // page // layers per group); ``get_max_concurrency_for_kv_cache_config``;
   ``_report_kv_cache_config``.
 
-What "GPU KV cache size: N tokens" meant, by version (``TOKEN_FIGURE_ERAS``):
-
-- before 0.8.0: no token figure; V0 and early V1 print "# GPU blocks: N" (PR #13596, merged
-  2025-02-20, replaced it; whether 0.7.3 has it is not established);
-- 0.8.0 to before 0.10.0: ``num_blocks x block_size``;
-- 0.10.0 (hybrid allocator, PR #17996, June 2025) to before 0.26.0: ``num_blocks //
-  number of KV cache groups x smallest block size``, which for hybrid models is not what one
-  request can hold (issue #40691 on 0.19.0: 290,864 tokens printed next to 33.04x for 32,768);
-- 0.26.0 and later: ``int(max_concurrency x max_model_len)`` (as issue #51041 quotes for
-  0.26.0; the first release with it is not established, only that 0.19.0 did not have it).
+What "GPU KV cache size: N tokens" meant, by release (``RELEASES``, ``TOKEN_FIGURES``):
+0.8.0-0.9.x ``num_blocks x block_size``; 0.10.0-0.20.0 ``num_blocks // number of KV cache
+groups x smallest block size``, which for hybrid models is not what one request can hold
+(issue #40691 on 0.19.0); from 0.21.0 ``int(max_concurrency x max_model_len)``
+(``get_kv_cache_capacity``). Counts print with thousands separators throughout; from 0.28.0
+the token and concurrency figures share one line. GiB figures print ``%.2f`` up to 0.13.0 and
+``round(x, 2)`` (``format_gib``, '8.0') from 0.14.0. 0.7.x and older (V0's "# GPU blocks: N")
+are not covered.
 
 The sliding-window savings and V1 hybrid (mamba / linear attention) support date from the
 hybrid allocator (taken as 0.10.0); TurboQuant from 0.20.0 for dense models and 0.21.0 for
 hybrid ones (PR #39931), as public deployment notes state; their first releases are not
 established from the source. ``nvfp4`` is not covered (``nvfp4_kv_cache_full_dim`` not read).
+Not modelled: pipeline parallelism (max_concurrent_batches is pp_size + 1 with async
+scheduling), speculative-decoding state pages, an 'auto' cache that a checkpoint's
+quantization_config turns into fp8 (``resolve_kv_cache_dtype_string``).
 
 ``--context`` is ``max_model_len``: the pages one request of that many tokens holds.
 """
