@@ -251,3 +251,21 @@ def test_from_log_reads_the_v1_lines_with_separators() -> None:
     assert fields(line) == {"gpu_kv_cache_tokens": "2042016"}
     # the akiyax row's rounded figure keeps its printed precision
     assert fields("Available KV cache memory: 8.0 GiB") == {"available_kv_cache_memory": "8.0 GiB"}
+
+
+def test_calibration_gpt_oss_120b_window_pages_vllm_0_11_2() -> None:
+    # https://github.com/tonghuikang/blog/blob/034b47cfaf722bbf5ae60d05552b1dac14492489/_posts/2025-12-28-vllm-logs.md
+    # (vLLM 0.11.2, gpt-oss-120b, max_model_len 98,304, max_num_batched_tokens 8,192):
+    # "Available KV cache memory: 8.99 GiB", "GPU KV cache size: 130,960 tokens",
+    # "Maximum concurrency for 98,304 tokens per request: 2.46x". Two groups of 18 layers,
+    # page 32,768 B: 16,370 blocks x 18 x 32,768 B = 8.9923 GiB; tokens (per-group era)
+    # 16,370 // 2 x 16 = 130,960; one request 6,144 full blocks + cdiv(127 + 8192, 16) + 1 =
+    # 521 window blocks (one batch in flight before 0.26.0): 16,370 / 6,665 = 2.46.
+    gpt = model("gpt-oss-120b")
+    options = vllm.VllmOptions(version="0.11.2", max_num_batched_tokens=8192)
+    available = 16_370 * 18 * 32_768
+    assert vllm.available_line(options, available) == "Available KV cache memory: 8.99 GiB"
+    assert vllm.capacity(gpt, options, available, 98_304).printed == (
+        "GPU KV cache size: 130,960 tokens",
+        "Maximum concurrency for 98,304 tokens per request: 2.46x",
+    )
