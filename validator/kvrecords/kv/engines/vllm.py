@@ -248,10 +248,10 @@ def parse_version(text: str) -> tuple[int, int, int]:
     if match is None:
         raise UnknownValue("--engine-version", text, VERSION_FORMS)
     release = (int(match[1]), int(match[2]), int(match[3] or 0))
-    if match["pre"]:  # a development build holds changes its release may not
+    if match["pre"] and not _settled(release):
         raise NotCovered(
-            f"vLLM {text} is a pre-release build; the engine model covers the releases "
-            + ", ".join(covered)
+            f"vLLM {text} is a pre-release build between releases the table tells apart;"
+            " the engine model covers the releases " + ", ".join(covered)
         )
     if release not in COVERED:
         raise NotCovered(
@@ -260,6 +260,13 @@ def parse_version(text: str) -> tuple[int, int, int]:
             + f" (latest = {'.'.join(map(str, LATEST))})"
         )
     return release
+
+
+def _settled(release: tuple[int, int, int]) -> bool:
+    """A pre-release of ``release`` is sized as ``release`` when the covered release before it
+    falls in the same table row: whatever commit it is, the facts on both sides agree."""
+    earlier = [version for version in COVERED if version < release]
+    return release in COVERED and bool(earlier) and release_of(earlier[-1]) == release_of(release)
 
 
 def release_of(version: tuple[int, int, int]) -> Release:
