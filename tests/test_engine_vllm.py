@@ -272,3 +272,16 @@ def test_calibration_gpt_oss_120b_window_pages_vllm_0_11_2() -> None:
         "GPU KV cache size: 130,960 tokens",
         "Maximum concurrency for 98,304 tokens per request: 2.46x",
     )
+
+
+def test_a_cache_dtype_is_refused_before_the_release_that_accepts_it() -> None:
+    # config/cache.py CacheDType: fp8_per_token_head and the TurboQuant presets from 0.20.0,
+    # fp8_ds_mla as an option from 0.11.1
+    llama = model("llama-3.1-8b")
+    with pytest.raises(NotCovered, match=r"before 0\.20\.0"):
+        vllm.report(
+            llama, 16, vllm.VllmOptions(kv_cache_dtype="fp8_per_token_head", version="0.19.0")
+        )
+    assert vllm.report(
+        llama, 16, vllm.VllmOptions(kv_cache_dtype="fp8_per_token_head", version="0.20.0")
+    )

@@ -114,6 +114,16 @@ KV_CACHE_DTYPES = (
     "turboquant_3bit_nc",
 )
 MAMBA_SSM_DTYPES = ("auto", "float32", "bfloat16", "float16")
+# the first release whose CacheDType (config/cache.py) accepts a --kv-cache-dtype; the others
+# (auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2) are accepted by every covered release
+DTYPE_SINCE: dict[str, tuple[int, int, int]] = {
+    "fp8_inc": (0, 10, 0),
+    "fp8_ds_mla": (0, 11, 1),
+    "int8_per_token_head": (0, 20, 0),
+    "fp8_per_token_head": (0, 20, 0),
+    **dict.fromkeys(("turboquant_k8v4", "turboquant_4bit_nc"), (0, 20, 0)),  # dense models
+    **dict.fromkeys(("turboquant_k3v4_nc", "turboquant_3bit_nc"), (0, 20, 0)),
+}
 
 # preset -> (key bits, value bits); 8 = fp8 keys
 TURBOQUANT_PRESETS: dict[str, tuple[int, int]] = {
@@ -127,7 +137,6 @@ TQ_BOUNDARY_LAYERS = 2  # get_boundary_skip_layers(n=2)
 KERNEL_BLOCK_ALIGNMENT = 16  # non-MLA attention backends (HybridAttentionMambaModelConfig)
 
 HYBRID_ALLOCATOR = (0, 10, 0)
-TURBOQUANT_DENSE = (0, 20, 0)
 TURBOQUANT_HYBRID = (0, 21, 0)
 V32_SUPPORT = (0, 11, 0)
 MAMBA_ALIGN_MODE = (0, 15, 0)  # config/cache.py: MambaCacheMode "all" | "align" | "none"
@@ -204,7 +213,7 @@ TOKEN_FIGURES = {
 }
 _VERSION_RE = re.compile(
     r"^v?(\d{1,3})\.(\d{1,3})(?:\.(\d{1,3}))?(?:\.(\d{1,3}))?"
-    r"(?P<pre>(?:\.?(?:dev|rc|a|b)\d{0,6}))?(?:\.post\d{1,3})?(?:\+[0-9A-Za-z.]{1,60})?$"
+    r"(?P<pre>(?:\.?(?:dev|rc|a|b)\d{0,6}){1,2})?(?:\.post\d{1,3})?(?:\+[0-9A-Za-z.]{1,60})?$"
 )
 VERSION_FORMS = (
     "latest",
@@ -518,7 +527,14 @@ def _checked_version(options: VllmOptions) -> tuple[int, int, int]:
     batch = options.max_num_batched_tokens
     if (batch is not None and batch < 1) or options.tensor_parallel_size < 1:
         raise EngineError("--max-num-batched-tokens and --tensor-parallel-size must be >= 1")
-    return parse_version(options.version)
+    version = parse_version(options.version)
+    since = DTYPE_SINCE.get(options.kv_cache_dtype, (0, 0, 0))
+    if version < since:
+        raise NotCovered(
+            f"--kv-cache-dtype {options.kv_cache_dtype} is not known to vLLM before"
+            f" {'.'.join(map(str, since))}"
+        )
+    return version
 
 
 def _setup(
@@ -564,8 +580,6 @@ def _setup(
         raise NotCovered("per-token-head scales for MLA pages are not covered")
     turboquant = dtype in TURBOQUANT_PRESETS
     if turboquant:
-        if version < TURBOQUANT_DENSE:
-            raise NotCovered("TurboQuant presets are not known in vLLM before 0.20.0")
         if states and version < TURBOQUANT_HYBRID:
             raise NotCovered("vLLM rejected TurboQuant for hybrid models before 0.21.0 (PR #39931)")
         if latent or any(group.window is not None for group in attention):
