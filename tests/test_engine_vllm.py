@@ -11,7 +11,7 @@ import pytest
 from conftest import REPO
 from kvrecords.dataset.models import load_model_file
 from kvrecords.kv.engines import NotCovered, UnknownValue, vllm
-from kvrecords.kv.geometry import IndexerKeys, Model, MultiHeadLatent
+from kvrecords.kv.geometry import GatedDeltaNet, IndexerKeys, Model, MultiHeadLatent
 from kvrecords.tools.engine_logs import read_log
 
 GIB = 1 << 30
@@ -285,3 +285,20 @@ def test_a_cache_dtype_is_refused_before_the_release_that_accepts_it() -> None:
     assert vllm.report(
         llama, 16, vllm.VllmOptions(kv_cache_dtype="fp8_per_token_head", version="0.20.0")
     )
+
+
+def test_mla_hybrid_blocks_are_multiples_of_128_from_0_27() -> None:
+    # One MLA layer beside three Gated DeltaNet layers of Qwen3-Next's shape: state page
+    # (24,576 + 524,288) x 2 B = 1,097,728 B; MLA (512 + 64) x 2 B = 1,152 B per token.
+    # 0.19.0 (models/config.py, FlashMLA): 64 x cdiv(1,097,728, 64 x 1,152) = 64 x 15 = 960;
+    # 0.26.0: max(16, block 64) = 64, again 960; 0.27.0 (platforms/interface.py, MLA decode
+    # kernels): 128 x cdiv(1,097,728, 128 x 1,152) = 128 x 8 = 1,024.
+    shape = Model(
+        "mla-gdn",
+        "MLA + Gated DeltaNet",
+        4,
+        (MultiHeadLatent(1, 512, 64), GatedDeltaNet(3, 4, 16, 32, 128, 128)),
+    )
+    for version, tokens in (("0.19.0", 960), ("0.26.0", 960), ("0.27.0", 1024)):
+        report = vllm.report(shape, 4096, vllm.VllmOptions(version=version))
+        assert report.printed[0].startswith(f"Setting attention block size to {tokens} tokens")

@@ -151,6 +151,7 @@ GDN_CHECKPOINT_ALIGNMENT = 64
 # the hybrid block grows in steps of 16 (models/config.py HybridAttentionMambaModelConfig) up to
 # 0.19.x; from 0.20.0 of max(the backend's smallest kernel block, block_size) (platforms/interface.py)
 HYBRID_STEP_FOLLOWS_BLOCK = (0, 20, 0)
+MLA_HYBRID_STEP_128 = (0, 27, 0)  # MLA + mamba hybrids: blocks a multiple of 128 tokens
 GDN_PREFILL_BACKENDS = ("triton", "flashinfer")
 
 
@@ -797,6 +798,10 @@ def _block_size(
     alignment = KERNEL_BLOCK_ALIGNMENT
     if version >= HYBRID_STEP_FOLLOWS_BLOCK:
         alignment = max(KERNEL_BLOCK_ALIGNMENT, block_size)
+    elif setup.latent:  # models/config.py: "128 if use_cutlass_mla else 64"
+        alignment = 128 if options.attention_backend == "CUTLASS_MLA" else 64
+    if setup.latent and version >= MLA_HYBRID_STEP_128:
+        alignment = max(alignment, 128)  # TRTLLM / FlashInfer MLA decode kernels
     if gdn_checkpoints:
         alignment = math.lcm(alignment, GDN_CHECKPOINT_ALIGNMENT)
     aligned = alignment * cdiv(mamba_page, alignment * one_token)
