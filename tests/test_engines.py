@@ -389,7 +389,8 @@ def test_vllm_hybrid_block_size_pr_32492() -> None:
     # (544)". By hand: state page = (24,576 + 524,288) x 2 B = 1,097,728 B; attention per token
     # 2 x 2 heads x 256 x 2 B = 2,048 B; 16 x cdiv(1,097,728, 16 x 2,048) = 16 x 34 = 544 tokens,
     # page 1,114,112 B; padding (1,114,112 - 1,097,728) / 1,097,728 = 1.49 %.
-    report = vllm.report(model("qwen3-next-80b-a3b"), 32768, vllm.VllmOptions())
+    # (0.25.1: the last release before hybrid models default to prefix caching)
+    report = vllm.report(model("qwen3-next-80b-a3b"), 32768, vllm.VllmOptions(version="0.25.1"))
     assert report.printed[0].startswith("Setting attention block size to 544 tokens")
     assert report.printed[1].startswith("Padding mamba page size by 1.49%")
     # 12 attention layers x cdiv(32768, 544) = 61 pages + 36 state layers x 1 page
@@ -424,7 +425,13 @@ def test_vllm_deepseek_v32_fp8_ds_mla_and_indexer() -> None:
     # layer: 61 x 788 = 48,068 B per token; 32768 tokens fill 512 blocks of 64.
     report = vllm.report(model("deepseek-v3.2"), 32768, vllm.VllmOptions(kv_cache_dtype="fp8"))
     assert report.engine_kv_bytes == 61 * 788 * 32768
-    assert "Using custom fp8 kv-cache format for DeepSeekV3.2" in report.printed
+    assert "Using custom fp8 kv-cache format for DeepSeekV3.2" not in report.printed
+    # models/config.py prints that line in 0.11.0-0.12.0 only
+    older = vllm.VllmOptions(kv_cache_dtype="fp8", version="0.12.0")
+    assert (
+        "Using custom fp8 kv-cache format for DeepSeekV3.2"
+        in vllm.report(model("deepseek-v3.2"), 32768, older).printed
+    )
 
 
 def test_vllm_reads_the_indexer_from_the_model_file() -> None:
@@ -452,11 +459,12 @@ def test_an_indexer_the_engine_model_does_not_size_is_refused(engine: str) -> No
 
 
 def test_vllm_window_pages_and_padding_layers() -> None:
-    # gemma-3-27b, 0.26: 10 full + 52 window layers -> groups of 10: the window type fills 6
+    # gemma-3-27b, 0.25.1: 10 full + 52 window layers -> groups of 10: the window type fills 6
     # groups (60 layers, 8 of them padding). Window pages per request at 32768 with
     # max_num_batched_tokens 8192: cdiv(min(1023 + 8192, 32768), 16) + 1 = 577; full 2048.
     # Page 16 x 16 x 256 x 2 = 131,072 B. Total 10 x 131,072 x (2048 + 6 x 577).
-    report = vllm.report(model("gemma-3-27b"), 32768, vllm.VllmOptions())
+    options = vllm.VllmOptions(version="0.25.1", max_num_batched_tokens=8192)
+    report = vllm.report(model("gemma-3-27b"), 32768, options)
     assert report.engine_kv_bytes == 10 * 131_072 * (2048 + 6 * 577)
     assert "Add 8 padding layers, may waste at most 15.38% KV cache memory" in report.printed
     # before the hybrid allocator every layer holds every token
@@ -468,7 +476,6 @@ def test_vllm_token_figure_by_version() -> None:
     # llama-3.1-8b bf16: page 16 x 8 x 256 x 2 = 65,536 B per layer, 32 layers per block.
     memory = 1000 * 32 * 65_536  # exactly 1000 blocks
     for version, first in (
-        ("0.7.0", "# GPU blocks: 1000"),
         ("0.8.5", "GPU KV cache size: 16,000 tokens"),
         ("0.19.0", "GPU KV cache size: 16,000 tokens"),
         # 1000 / cdiv(10000, 16) = 1.6 -> int(1.6 x 10000)
@@ -478,11 +485,12 @@ def test_vllm_token_figure_by_version() -> None:
             model("llama-3.1-8b"), vllm.VllmOptions(version=version), memory, 10_000
         )
         assert result.printed[0] == first
-    # a hybrid: 0.19 divides blocks among groups, 0.26 reports what requests can hold
+    # a hybrid: 0.19 divides blocks among groups, 0.21 on reports what requests can hold
+    # (0.25.1: the last release before hybrids default to prefix caching, 2 state pages)
     qwen = model("qwen3-next-80b-a3b")
     page_pool = 500 * 12 * 1_114_112
     per_group = vllm.capacity(qwen, vllm.VllmOptions(version="0.19.0"), page_pool, 32768)
-    latest = vllm.capacity(qwen, vllm.VllmOptions(), page_pool, 32768)
+    latest = vllm.capacity(qwen, vllm.VllmOptions(version="0.25.1"), page_pool, 32768)
     # 500 blocks // 4 groups = 125 x 544 = 68,000; 500 / (61 + 3) = 7.8125 x 32768 = 256,000
     assert per_group.tokens == 68_000
     assert latest.tokens == 256_000
@@ -554,7 +562,10 @@ def test_cli_engine_json() -> None:
 
 
 def test_cli_engine_text_and_usage_errors() -> None:
-    text = run_cli("kv", "qwen3-next-80b-a3b", "--context", "32768", "--engine", "vllm", cwd=REPO)
+    text = run_cli(
+        "kv", "qwen3-next-80b-a3b", "--context", "32768", "--engine", "vllm",
+        "--engine-version", "0.25.1", cwd=REPO,
+    )  # fmt: skip
     assert text.returncode == 0, text.stderr
     assert "Setting attention block size to 544 tokens" in text.stdout
     assert "why the figures differ:" in text.stdout

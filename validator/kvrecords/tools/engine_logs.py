@@ -25,8 +25,12 @@ _RESERVED = re.compile(r"(?i)true|false|yes|no|on|off|null|~")
 
 _NUM = r"[0-9]{1,12}(?:\.[0-9]{1,6})?"
 _INT = r"[0-9]{1,12}"
-_GROUPED = r"[0-9]{1,3}(?:,[0-9]{3}){0,6}"
 _NAME = r"[A-Za-z0-9_]{1,40}"
+# vLLM prints counts with thousands separators from 0.8.0 (f"{n:,}"); V0's concurrency line
+# and older builds print plain integers
+_VLLM_COUNT = r"(?:[0-9]{1,3}(?:,[0-9]{3}){1,6}|[0-9]{1,12})"
+# the pool's device: "GPU" on CUDA, the device type elsewhere; 0.34.0 adds " + host"
+_VLLM_POOL = r"(?:GPU|[A-Z]{3,4})(?: \+ host)?"
 
 
 class LogError(ValueError):
@@ -145,6 +149,14 @@ def _vllm_tokens(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
 
 def _vllm_concurrency(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
     return "Maximum concurrency", (
+        ("max_model_len", _tokens(m["len"])),
+        ("max_concurrency", f"{m['x']}x"),
+    )
+
+
+def _vllm_capacity(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+    return "GPU KV cache size, Maximum concurrency", (
+        ("gpu_kv_cache_tokens", _tokens(m["tokens"])),
         ("max_model_len", _tokens(m["len"])),
         ("max_concurrency", f"{m['x']}x"),
     )
@@ -275,17 +287,31 @@ _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
         ),
         _llama_buffer,
     ),
-    ("vllm", re.compile(rf"GPU KV cache size: (?P<tokens>{_GROUPED}) tokens"), _vllm_tokens),
-    (
+    (  # 0.28.0 on: one line (kv_cache_utils.py update_kv_cache_capacity)
         "vllm",
         re.compile(
-            rf"Maximum concurrency for (?P<len>{_GROUPED}) tokens per request: (?P<x>{_NUM})x"
+            rf"{_VLLM_POOL} KV cache size: (?P<tokens>{_VLLM_COUNT}) tokens, Maximum concurrency"
+            rf" for (?P<len>{_VLLM_COUNT}) tokens per request: (?P<x>{_NUM})x"
         ),
-        _vllm_concurrency,
+        _vllm_capacity,
     ),
     (
         "vllm",
-        re.compile(rf"# GPU blocks: (?P<gpu>{_INT})(?:, # CPU blocks: (?P<cpu>{_INT}))?"),
+        re.compile(rf"{_VLLM_POOL} KV cache size: (?P<tokens>{_VLLM_COUNT}) tokens"),
+        _vllm_tokens,
+    ),
+    (
+        "vllm",
+        re.compile(
+            rf"Maximum concurrency for (?P<len>{_VLLM_COUNT}) tokens per request: (?P<x>{_NUM})x"
+        ),
+        _vllm_concurrency,
+    ),
+    (  # V0 executor_base.py: "# %s blocks: %d, # CPU blocks: %d" with the device name
+        "vllm",
+        re.compile(
+            rf"# (?:GPU|[A-Za-z]{{2,8}}) blocks: (?P<gpu>{_INT})(?:, # CPU blocks: (?P<cpu>{_INT}))?"
+        ),
         _vllm_blocks,
     ),
     ("vllm", re.compile(rf"Available KV cache memory: (?P<gib>{_NUM}) GiB"), _vllm_available),

@@ -1,6 +1,8 @@
 """vLLM (V1 engine): the pages one request holds, and the figures vLLM prints at start-up.
 
-Read from vLLM's source (facts only; no code carried over):
+Read from the released wheels of 0.8.0 to 0.34.0 (``COVERED`` lists each release read; the
+``RELEASES`` table says what changed when, with the file each fact is in). Facts only; no code
+carried over:
 
 - ``vllm/v1/kv_cache_interface.py``: ``AttentionSpec.page_size_bytes`` (a block of
   ``block_size`` tokens holds K and V for ``num_kv_heads`` heads: ``block_size x num_kv_heads x
@@ -10,13 +12,24 @@ Read from vLLM's source (facts only; no code carried over):
   fp8 latent values, 16 bytes of fp32 scales, 64 bf16 rope values); ``TQFullAttentionSpec``
   (``block_size x num_kv_heads x tq_slot_size``); ``FullAttentionSpec.max_memory_usage_bytes``
   (``cdiv(max_model_len, block_size)`` pages); ``SlidingWindowSpec.max_memory_usage_bytes``
-  (``cdiv(min(window - 1 + max_num_batched_tokens, max_model_len), block_size) + 1`` pages);
-  ``MambaSpec`` (one page of state per request with ``mamba_cache_mode`` none, padded to
+  (``cdiv(min(window - 1 + in-flight tokens, max_model_len), block_size) + 1`` pages, the
+  in-flight tokens one batch up to 0.25.x and ``VllmConfig.max_in_flight_tokens`` from 0.26.0:
+  2 batches with async scheduling); ``MambaSpec`` (per request one page of state with
+  ``mamba_cache_mode`` none, 2 with 'align', plus ``num_prefill_checkpoint_blocks``; padded to
   ``page_size_padded``).
-- ``vllm/model_executor/models/config.py``, ``HybridAttentionMambaModelConfig``: for hybrid
-  models the attention block size becomes ``16 x cdiv(mamba_page, 16 x attention bytes per
-  token)`` (when not set larger) and the mamba page is padded to the attention page;
-  ``DeepseekV32ForCausalLM``: an fp8 cache becomes ``fp8_ds_mla`` for DeepSeek-V3.2.
+- ``vllm/model_executor/models/config.py`` (``HybridAttentionMambaModelConfig``) up to 0.19.x,
+  ``vllm/platforms/interface.py`` (``_align_hybrid_block_size``) from 0.20.0: for hybrid
+  models the attention block size becomes ``step x cdiv(mamba_page, step x attention bytes per
+  token)`` (when not set larger) and the mamba page is padded to the attention page; ``step`` is
+  16, from 0.20.0 max(16, block_size), and a multiple of 64 with FlashInfer GDN checkpoints;
+  ``MambaModelConfig``: prefix caching on sets ``mamba_cache_mode`` ('all' for
+  SupportsMambaPrefixCaching models up to 0.27.0, else 'align'); ``DeepseekV32ForCausalLM``:
+  an fp8 cache becomes ``fp8_ds_mla`` for DeepSeek-V3.2 (``index_topk`` in the config).
+- ``vllm/platforms/cuda.py`` and the MLA backends' kernel block sizes: FlashMLA 64 (and
+  FlashMLASparse for ``index_topk`` models), FlashInfer MLA 64, CUTLASS MLA 128, Triton MLA
+  any multiple of 16 (the default block size).
+- ``vllm/engine/arg_utils.py`` ``get_batch_defaults``: the default ``max_num_batched_tokens``
+  by device memory and usage context (``default_max_num_batched_tokens``).
 - ``vllm/model_executor/models/deepseek_v2.py``, ``DeepseekV32IndexerCache`` and ``Indexer``: the
   V3.2 lightning indexer keeps its own key cache per MLA layer, an ``MLAAttentionSpec`` with one
   head of uint8, ``head_dim + head_dim // quant_block_size x 4`` bytes per token: 128 fp8 values
@@ -39,32 +52,34 @@ Read from vLLM's source (facts only; no code carried over):
   (available // page // layers per group); ``get_max_concurrency_for_kv_cache_config``;
   ``_report_kv_cache_config``.
 
-What "GPU KV cache size: N tokens" meant, by version (``TOKEN_FIGURE_ERAS``):
-
-- before 0.8.0: no token figure; V0 and early V1 print "# GPU blocks: N" (PR #13596, merged
-  2025-02-20, replaced it; whether 0.7.3 has it is not established);
-- 0.8.0 to before 0.10.0: ``num_blocks x block_size``;
-- 0.10.0 (hybrid allocator, PR #17996, June 2025) to before 0.26.0: ``num_blocks //
-  number of KV cache groups x smallest block size``, which for hybrid models is not what one
-  request can hold (issue #40691 on 0.19.0: 290,864 tokens printed next to 33.04x for 32,768);
-- 0.26.0 and later: ``int(max_concurrency x max_model_len)`` (as issue #51041 quotes for
-  0.26.0; the first release with it is not established, only that 0.19.0 did not have it).
+What "GPU KV cache size: N tokens" meant, by release (``RELEASES``, ``TOKEN_FIGURES``):
+0.8.0-0.9.x ``num_blocks x block_size``; 0.10.0-0.20.0 ``num_blocks // number of KV cache
+groups x smallest block size``, which for hybrid models is not what one request can hold
+(issue #40691 on 0.19.0); from 0.21.0 ``int(max_concurrency x max_model_len)``
+(``get_kv_cache_capacity``). Counts print with thousands separators throughout; from 0.28.0
+the token and concurrency figures share one line. GiB figures print ``%.2f`` up to 0.13.0 and
+``round(x, 2)`` (``format_gib``, '8.0') from 0.14.0. 0.7.x and older (V0's "# GPU blocks: N")
+are not covered.
 
 The sliding-window savings and V1 hybrid (mamba / linear attention) support date from the
 hybrid allocator (taken as 0.10.0); TurboQuant from 0.20.0 for dense models and 0.21.0 for
 hybrid ones (PR #39931), as public deployment notes state; their first releases are not
 established from the source. ``nvfp4`` is not covered (``nvfp4_kv_cache_full_dim`` not read).
+Not modelled: pipeline parallelism (max_concurrent_batches is pp_size + 1 with async
+scheduling), speculative-decoding state pages, an 'auto' cache that a checkpoint's
+quantization_config turns into fp8 (``resolve_kv_cache_dtype_string``).
 
 ``--context`` is ``max_model_len``: the pages one request of that many tokens holds.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 from typing import NamedTuple
 
-from kvrecords.kv.arithmetic import indexer_fp8_bytes
+from kvrecords.kv.arithmetic import indexer_fp8_bytes, mla_fp8_bytes
 from kvrecords.kv.engines.result import (
     EngineError,
     EngineReport,
@@ -99,6 +114,16 @@ KV_CACHE_DTYPES = (
     "turboquant_3bit_nc",
 )
 MAMBA_SSM_DTYPES = ("auto", "float32", "bfloat16", "float16")
+# the first release whose CacheDType (config/cache.py) accepts a --kv-cache-dtype; the others
+# (auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2) are accepted by every covered release
+DTYPE_SINCE: dict[str, tuple[int, int, int]] = {
+    "fp8_inc": (0, 10, 0),
+    "fp8_ds_mla": (0, 11, 1),
+    "int8_per_token_head": (0, 20, 0),
+    "fp8_per_token_head": (0, 20, 0),
+    **dict.fromkeys(("turboquant_k8v4", "turboquant_4bit_nc"), (0, 20, 0)),  # dense models
+    **dict.fromkeys(("turboquant_k3v4_nc", "turboquant_3bit_nc"), (0, 20, 0)),
+}
 
 # preset -> (key bits, value bits); 8 = fp8 keys
 TURBOQUANT_PRESETS: dict[str, tuple[int, int]] = {
@@ -109,50 +134,182 @@ TURBOQUANT_PRESETS: dict[str, tuple[int, int]] = {
 }
 TQ_KEY_NORM_BYTES = 2  # config.py (commit 1471680b); PR #38479's table implies 4
 TQ_BOUNDARY_LAYERS = 2  # get_boundary_skip_layers(n=2)
-FP8_DS_MLA_BYTES = 656  # MLAAttentionSpec.real_page_size_bytes, per token
 KERNEL_BLOCK_ALIGNMENT = 16  # non-MLA attention backends (HybridAttentionMambaModelConfig)
 
 HYBRID_ALLOCATOR = (0, 10, 0)
-TURBOQUANT_DENSE = (0, 20, 0)
 TURBOQUANT_HYBRID = (0, 21, 0)
 V32_SUPPORT = (0, 11, 0)
-TOKEN_FIGURE_ERAS: tuple[tuple[tuple[int, int, int], str, str], ...] = (
-    ((0, 0, 0), "blocks", "prints '# GPU blocks: N', no token figure"),
-    ((0, 8, 0), "blocks-x-size", "tokens = num_blocks x block_size"),
-    ((0, 10, 0), "per-group", "tokens = num_blocks // KV cache groups x smallest block size"),
-    ((0, 26, 0), "concurrency", "tokens = int(max_concurrency x max_model_len)"),
+MAMBA_ALIGN_MODE = (0, 15, 0)  # config/cache.py: MambaCacheMode "all" | "align" | "none"
+PERFORMANCE_MODE = (0, 17, 0)  # arg_utils.py: performance_mode "throughput" doubles the batch
+# 'align' mode adds a prefill checkpoint page (MambaSpec.num_prefill_checkpoint_blocks = 1):
+# MambaMixer2.get_kv_cache_spec from 0.32.0; Qwen GDN with the FlashInfer prefill kernel from
+# 0.33.0 (qwen_gdn_linear_attn.py), whose checkpoints also make blocks multiples of
+# FLASHINFER_GDN_CHECKPOINT_ALIGNMENT (platforms/interface.py _align_hybrid_block_size)
+MAMBA2_CHECKPOINT_PAGE = (0, 32, 0)
+GDN_CHECKPOINT_PAGE = (0, 33, 0)
+GDN_CHECKPOINT_ALIGNMENT = 64
+# the hybrid block grows in steps of 16 (models/config.py HybridAttentionMambaModelConfig) up to
+# 0.19.x; from 0.20.0 of max(the backend's smallest kernel block, block_size) (platforms/interface.py)
+HYBRID_STEP_FOLLOWS_BLOCK = (0, 20, 0)
+MLA_HYBRID_STEP_128 = (0, 27, 0)  # MLA + mamba hybrids: blocks a multiple of 128 tokens
+GDN_PREFILL_BACKENDS = ("triton", "flashinfer")
+
+
+class Release(NamedTuple):
+    """What the releases from ``first`` on do that sizes the cache or its printed lines."""
+
+    first: tuple[int, int, int]
+    token_figure: str  # the 'GPU KV cache size' era, a key of TOKEN_FIGURES
+    default_block_size: int  # CacheConfig block size when --block-size is not given
+    window_in_flight: bool  # SlidingWindowSpec reserves max_in_flight_tokens, not one batch
+    hybrid_prefix_caching: bool  # hybrid (mamba / GDN) models default to prefix caching on
+    mamba_all_mode: bool  # prefix caching puts SupportsMambaPrefixCaching models in 'all' mode
+    gib_rounded: bool  # GiB figures as round(x, 2) ('8.0'), not '%.2f' ('8.00')
+    one_capacity_line: bool  # tokens and concurrency in one log line
+    large_gpu_batch: bool  # a 16,384-token server batch on devices of 160 GiB or more
+
+
+# Read from the released wheels (vllm/v1/core/kv_cache_utils.py, v1/kv_cache_interface.py,
+# config/cache.py, config/vllm.py, config/model.py, engine/arg_utils.py,
+# model_executor/models/config.py, v1/worker/gpu_worker.py); each row holds until the next.
+RELEASES: tuple[Release, ...] = (
+    # 0.8.0 (kv_cache_utils.py:535): num_blocks x block_size, printed with f"{:,}"
+    Release((0, 8, 0), "blocks-x-size", 16, False, False, False, False, False, False),
+    # 0.10.0 (kv_cache_utils.py:995): num_blocks // len(groups) x min block size
+    Release((0, 10, 0), "per-group", 16, False, False, False, False, False, False),
+    # 0.14.0 (gpu_worker.py): 'Available KV cache memory: %s GiB' of format_gib = round(x, 2)
+    Release((0, 14, 0), "per-group", 16, False, False, True, True, False, False),
+    # 0.21.0 (kv_cache_utils.py get_kv_cache_capacity): int(max_concurrency x max_model_len)
+    Release((0, 21, 0), "concurrency", 16, False, False, True, True, False, False),
+    # 0.26.0: SlidingWindowSpec.max_admission_blocks_per_request takes
+    # VllmConfig.max_in_flight_tokens = max_concurrent_batches (2 with async scheduling, the
+    # default since 0.11.2) x max_num_batched_tokens; ModelConfig.is_prefix_caching_supported
+    # returns True for generative hybrid models ("Generative hybrid models support prefix caching")
+    Release((0, 26, 0), "concurrency", 16, True, True, True, True, False, False),
+    # 0.28.0: update_kv_cache_capacity logs "GPU KV cache size: %s tokens, Maximum concurrency
+    # for %s tokens per request: %.2fx" as one line; get_batch_defaults adds the >= 160 GiB tier;
+    # MambaModelConfig sets mamba_cache_mode 'align' for every hybrid ('all' only on request)
+    Release((0, 28, 0), "concurrency", 16, True, True, False, True, True, True),
+    # 0.34.0: CacheConfig.DEFAULT_BLOCK_SIZE = 64
+    Release((0, 34, 0), "concurrency", 64, True, True, False, True, True, True),
 )
-LATEST = (0, 26, 0)
-_VERSION_RE = re.compile(r"^v?(\d{1,3})\.(\d{1,3})(?:\.(\d{1,3}))?(?:[.+\-].{0,60})?$")
-VERSION_FORMS = ("latest", "a release such as 0.10.1 or v0.11.2.dev67")
+# Every release whose source was read for the table; others are refused, never guessed.
+COVERED: tuple[tuple[int, int, int], ...] = (
+    (0, 8, 0),
+    (0, 8, 5),
+    (0, 9, 0),
+    (0, 10, 0),
+    (0, 10, 1),
+    (0, 10, 2),
+    (0, 11, 0),
+    (0, 11, 1),
+    (0, 11, 2),
+    *sorted({(0, minor, 0) for minor in range(12, 35)} | {(0, 25, 1)}),
+)
+LATEST = max(COVERED)
+TOKEN_FIGURES = {
+    "blocks-x-size": "tokens = num_blocks x block_size",
+    "per-group": "tokens = num_blocks // KV cache groups x smallest block size",
+    "concurrency": "tokens = int(max_concurrency x max_model_len)",
+}
+_VERSION_RE = re.compile(
+    r"^v?(\d{1,3})\.(\d{1,3})(?:\.(\d{1,3}))?(?:\.(\d{1,3}))?"
+    r"(?P<pre>(?:\.?(?:dev|rc|a|b)\d{0,6}){1,2})?(?:\.post\d{1,3})?(?:\+[0-9A-Za-z.]{1,60})?$"
+)
+VERSION_FORMS = (
+    "latest",
+    "a release such as 0.10.1 or 0.29.0 (a local build such as 0.11.0+nv25.11 is its release)",
+)
+# SupportsMambaPrefixCaching in 0.26.0 (jamba, mamba, mamba2, nemotron_h, zamba2,
+# granitemoehybrid, falcon_h1); Gated DeltaNet models do not declare it
+ALL_MODE_KINDS = ("mamba1", "mamba2")
+MLA_BACKEND_BLOCKS = {  # platforms/cuda.py (0.11.0) and each backend's supported kernel blocks
+    "FLASHMLA": 64,
+    "FLASHINFER_MLA": 64,
+    "CUTLASS_MLA": 128,
+    "TRITON_MLA": 0,  # MultipleOf(16): the release's default block size
+}
 
 
 class VllmOptions(NamedTuple):
     kv_cache_dtype: str = "auto"
     block_size: int | None = None
     version: str = "latest"
-    max_num_batched_tokens: int = 8192
+    max_num_batched_tokens: int | None = None  # None: the release's default for the device
     tensor_parallel_size: int = 1
     mamba_ssm_cache_dtype: str = "auto"
     disable_hybrid_kv_cache_manager: bool = False
+    enable_prefix_caching: bool | None = None  # None: the release's default for the model kind
+    async_scheduling: bool = True  # the default for generative models since 0.11.2
+    device_memory_gib: int | None = None  # sizes the default max_num_batched_tokens
+    device_name: str = ""  # 'a100' in it keeps the small default (arg_utils.py, PR #17885)
+    usage_context: str = "openai_api_server"  # 'vllm serve'; llm_class for the LLM class
+    performance_mode: str = "balanced"  # 'throughput' doubles the default batch (0.17.0+)
+    attention_backend: str | None = None  # MLA: FLASHMLA (default), CUTLASS_MLA, ...
+    gdn_prefill_backend: str = "triton"  # flashinfer on Hopper (and SM100/120 with CUDA 13)
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
-    """``0.10.1``, ``v0.11.2.dev67+g1d642872a`` or ``latest`` as (major, minor, patch)."""
+    """``0.10.1``, ``v0.11.0+582e4e37.nv25.11`` or ``latest`` as a covered release."""
     if text == "latest":
         return LATEST
     match = _VERSION_RE.match(text.strip())
+    covered = tuple(".".join(map(str, v)) for v in COVERED)
     if match is None:
         raise UnknownValue("--engine-version", text, VERSION_FORMS)
-    return int(match[1]), int(match[2]), int(match[3] or 0)
+    release = (int(match[1]), int(match[2]), int(match[3] or 0))
+    if match["pre"] and not _settled(release):
+        raise NotCovered(
+            f"vLLM {text} is a pre-release build between releases the table tells apart;"
+            " the engine model covers the releases " + ", ".join(covered)
+        )
+    if release not in COVERED:
+        raise NotCovered(
+            f"vLLM {text} was not read; the engine model covers the releases "
+            + ", ".join(covered)
+            + f" (latest = {'.'.join(map(str, LATEST))})"
+        )
+    return release
+
+
+def _settled(release: tuple[int, int, int]) -> bool:
+    """A pre-release of ``release`` is sized as ``release`` when the covered release before it
+    falls in the same table row: whatever commit it is, the facts on both sides agree."""
+    earlier = [version for version in COVERED if version < release]
+    return release in COVERED and bool(earlier) and release_of(earlier[-1]) == release_of(release)
+
+
+def release_of(version: tuple[int, int, int]) -> Release:
+    """The table row a covered release falls in."""
+    return [row for row in RELEASES if version >= row.first][-1]
 
 
 def token_figure_era(version: tuple[int, int, int]) -> tuple[str, str]:
-    era, meaning = TOKEN_FIGURE_ERAS[0][1:]
-    for start, key, text in TOKEN_FIGURE_ERAS:
-        if version >= start:
-            era, meaning = key, text
-    return era, meaning
+    era = release_of(version).token_figure
+    return era, TOKEN_FIGURES[era]
+
+
+def default_max_num_batched_tokens(version: tuple[int, int, int], options: VllmOptions) -> int:
+    """EngineArgs.get_batch_defaults: the per-step token budget when none is given.
+
+    CUDA devices of 70 GiB or more whose name lacks 'a100' get 8,192 (serve) / 16,384 (LLM
+    class), others 2,048 / 8,192; from 0.28.0 devices of 160 GiB or more get 16,384 for both;
+    performance_mode 'throughput' doubles it (0.17.0+). An RTX 5090 (32 GiB) serving in
+    throughput mode gets 4,096.
+    """
+    memory = options.device_memory_gib or 0
+    serve = options.usage_context == "openai_api_server"
+    if release_of(version).large_gpu_batch and memory >= 160:
+        tokens = 16384
+    elif memory >= 70 and "a100" not in options.device_name.lower():
+        tokens = 8192 if serve else 16384
+    else:
+        tokens = 2048 if serve else 8192
+    if options.performance_mode == "throughput":
+        if version < PERFORMANCE_MODE:
+            raise NotCovered("performance_mode is not known to vLLM before 0.17.0")
+        tokens *= 2
+    return tokens
 
 
 class _Spec(NamedTuple):
@@ -189,6 +346,9 @@ class Layout(NamedTuple):
     printed: tuple[str, ...]
     notes: tuple[str, ...]
     version: tuple[int, int, int]
+    in_flight: int  # tokens scheduled but not settled, which window layers also hold
+    mamba_cache_mode: str  # "none" (1 state page a request), "align" (2, or 3 with a checkpoint)
+    checkpoint_pages: tuple[int, ...]  # prefill checkpoint pages per request, of each spec
 
 
 class _Setup(NamedTuple):
@@ -219,7 +379,18 @@ def layout(model: Model, options: VllmOptions) -> Layout:
     ]
     if not specs:
         raise NotCovered("the model caches nothing vLLM pages")
-    block_size, state_page = _block_size(specs, setup, options, notes, printed)
+    mode = _mamba_cache_mode(setup, options, version, notes)
+    checkpoints = _checkpoint_pages(specs, setup, options, version, mode)
+    block_size, state_page = _block_size(
+        specs,
+        setup,
+        options,
+        version,
+        any(checkpoints) and _gdn_flashinfer(setup, options),
+        notes,
+        printed,
+    )
+    in_flight = _in_flight_tokens(specs, options, version, notes)
     pages = tuple(
         state_page
         if spec.type == "state"
@@ -241,6 +412,9 @@ def layout(model: Model, options: VllmOptions) -> Layout:
             tuple(printed),
             tuple(notes),
             version,
+            in_flight,
+            mode,
+            checkpoints,
         )
     pages, block_sizes = _unified_pages(pages, block_size, notes)
     group_size, groups_per_spec = _groups(specs, printed)
@@ -255,7 +429,90 @@ def layout(model: Model, options: VllmOptions) -> Layout:
         tuple(printed),
         tuple(notes),
         version,
+        in_flight,
+        mode,
+        checkpoints,
     )
+
+
+def _gdn_flashinfer(setup: _Setup, options: VllmOptions) -> bool:
+    return options.gdn_prefill_backend == "flashinfer" and any(
+        group.kind == "linear_attention" for group in setup.states
+    )
+
+
+def _checkpoint_pages(
+    specs: list[_Spec],
+    setup: _Setup,
+    options: VllmOptions,
+    version: tuple[int, int, int],
+    mode: str,
+) -> tuple[int, ...]:
+    """One prefill checkpoint page per request for the state layers that export one."""
+    if mode != "align":
+        return (0,) * len(specs)
+    kinds = iter(group.kind for group in setup.states)
+    pages: list[int] = []
+    for spec in specs:
+        kind = next(kinds) if spec.type == "state" else ""
+        mamba2 = kind == "mamba2" and version >= MAMBA2_CHECKPOINT_PAGE
+        gdn = (
+            kind == "linear_attention"
+            and version >= GDN_CHECKPOINT_PAGE
+            and options.gdn_prefill_backend == "flashinfer"
+        )
+        pages.append(int(mamba2 or gdn))
+    return tuple(pages)
+
+
+def _in_flight_tokens(
+    specs: list[_Spec], options: VllmOptions, version: tuple[int, int, int], notes: list[str]
+) -> int:
+    """The tokens a window layer keeps beyond its window (SlidingWindowSpec): one batch up to
+    0.25.x; from 0.26.0 VllmConfig.max_in_flight_tokens, max_concurrent_batches (2 with async
+    scheduling, pipeline parallel 1) x max_num_batched_tokens."""
+    batch = options.max_num_batched_tokens
+    if batch is None:
+        batch = default_max_num_batched_tokens(version, options)
+        if any(spec.type == "window" for spec in specs):
+            notes.append(
+                f"max_num_batched_tokens {batch:,}: the {options.usage_context} default for a"
+                f" device of {options.device_memory_gib or 'under 70'} GiB"
+                " (engine/arg_utils.py get_batch_defaults); pass max_num_batched_tokens or"
+                " device_memory_gib for another device"
+            )
+    batches = 2 if release_of(version).window_in_flight and options.async_scheduling else 1
+    return batches * batch
+
+
+def _mamba_cache_mode(
+    setup: _Setup, options: VllmOptions, version: tuple[int, int, int], notes: list[str]
+) -> str:
+    """MambaModelConfig.verify_and_update_config: prefix caching on puts state layers in
+    'align' mode (the last state and one being written: 2 pages a request, MambaSpec
+    max_memory_usage_bytes), or in 0.26.0-0.28.0 'all' mode for SupportsMambaPrefixCaching
+    (mamba) models; off, 'none' (1 page)."""
+    if not setup.states:
+        return "none"
+    caching = options.enable_prefix_caching
+    if caching is None:
+        caching = release_of(version).hybrid_prefix_caching
+    if not caching:
+        return "none"
+    if version < MAMBA_ALIGN_MODE:
+        raise NotCovered("prefix caching of mamba / linear-attention state before 0.15.0")
+    all_mode = release_of(version).mamba_all_mode
+    if all_mode and any(group.kind in ALL_MODE_KINDS for group in setup.states):
+        raise NotCovered(
+            "prefix caching puts mamba models in 'all' mode (a state page per block, aligned to"
+            " the mamba chunk size), which is not covered"
+        )
+    notes.append(
+        "prefix caching on: mamba_cache_mode 'align', 2 state pages per request and layer"
+        " (3 where a prefill checkpoint page is kept: mamba2 from 0.32.0, Gated DeltaNet with"
+        " gdn_prefill_backend flashinfer, Hopper's default, from 0.33.0)"
+    )
+    return "align"
 
 
 def _checked_version(options: VllmOptions) -> tuple[int, int, int]:
@@ -263,9 +520,22 @@ def _checked_version(options: VllmOptions) -> tuple[int, int, int]:
     check_choice("--mamba-ssm-cache-dtype", options.mamba_ssm_cache_dtype, MAMBA_SSM_DTYPES)
     if options.block_size is not None and options.block_size < 1:
         raise EngineError("--block-size must be at least 1")
-    if options.max_num_batched_tokens < 1 or options.tensor_parallel_size < 1:
+    check_choice("gdn_prefill_backend", options.gdn_prefill_backend, GDN_PREFILL_BACKENDS)
+    check_choice("usage_context", options.usage_context, ("openai_api_server", "llm_class"))
+    check_choice("performance_mode", options.performance_mode, ("balanced", "throughput"))
+    if options.attention_backend is not None:
+        check_choice("attention_backend", options.attention_backend, tuple(MLA_BACKEND_BLOCKS))
+    batch = options.max_num_batched_tokens
+    if (batch is not None and batch < 1) or options.tensor_parallel_size < 1:
         raise EngineError("--max-num-batched-tokens and --tensor-parallel-size must be >= 1")
-    return parse_version(options.version)
+    version = parse_version(options.version)
+    since = DTYPE_SINCE.get(options.kv_cache_dtype, (0, 0, 0))
+    if version < since:
+        raise NotCovered(
+            f"--kv-cache-dtype {options.kv_cache_dtype} is not known to vLLM before"
+            f" {'.'.join(map(str, since))}"
+        )
+    return version
 
 
 def _setup(
@@ -283,7 +553,12 @@ def _setup(
         group for group in leaves if group.kind in ("linear_attention", "mamba1", "mamba2")
     )
     hybrid_allocator = version >= HYBRID_ALLOCATOR and not options.disable_hybrid_kv_cache_manager
+    # vLLM keys DeepSeek-V3.2's sparse attention on the config's index_topk (deepseek_v2.py
+    # is_v32, platforms/cuda.py use_sparse); its DeepseekV32IndexerCache holds one key of
+    # index_head_dim per token, which is what a model file's MLA indexer states
     indexer = any(group.indexer is not None for group in latent)
+    if any(g.indexer is not None and g.indexer.keys_per_token not in (1, None) for g in latent):
+        raise NotCovered("vLLM's indexer cache holds one key per token (index_head_dim)")
     if any(group.indexer is not None for group in attention):
         raise NotCovered(
             "vLLM's indexer cache beside GQA layers (not MLA) was not read; not covered"
@@ -297,7 +572,7 @@ def _setup(
         if version < V32_SUPPORT:
             raise NotCovered("DeepSeek-V3.2 is not known to vLLM before 0.11.0")
         if dtype.startswith("fp8"):
-            if dtype != "fp8_ds_mla":
+            if dtype != "fp8_ds_mla" and version < (0, 13, 0):  # models/config.py, 0.11-0.12
                 printed.append("Using custom fp8 kv-cache format for DeepSeekV3.2")
             dtype = "fp8_ds_mla"
     if dtype == "fp8_ds_mla" and (not latent or attention):
@@ -306,8 +581,6 @@ def _setup(
         raise NotCovered("per-token-head scales for MLA pages are not covered")
     turboquant = dtype in TURBOQUANT_PRESETS
     if turboquant:
-        if version < TURBOQUANT_DENSE:
-            raise NotCovered("TurboQuant presets are not known in vLLM before 0.20.0")
         if states and version < TURBOQUANT_HYBRID:
             raise NotCovered("vLLM rejected TurboQuant for hybrid models before 0.21.0 (PR #39931)")
         if latent or any(group.window is not None for group in attention):
@@ -436,8 +709,10 @@ def _latent_specs(setup: _Setup) -> list[_Spec]:
         if setup.dtype == "fp8_ds_mla":
             if (latent, rope) != (512, 64):
                 raise EngineError("fp8_ds_mla's 656-byte layout is for kv_lora_rank 512 + rope 64")
-            per_token = FP8_DS_MLA_BYTES
-            shape = "656 B (512 fp8 + 16 B fp32 scales + 64 bf16)"
+            size = mla_fp8_bytes(group._replace(indexer=None))  # the one definition: 656 B
+            assert size is not None and size.denominator == 1
+            per_token = int(size)
+            shape = f"{per_token} B (512 fp8 + 16 B fp32 scales + 64 bf16)"
         else:
             per_token = (
                 None if latent is None or rope is None else (latent + rope) * setup.element_bytes
@@ -491,14 +766,25 @@ def _block_size(
     specs: list[_Spec],
     setup: _Setup,
     options: VllmOptions,
+    version: tuple[int, int, int],
+    gdn_checkpoints: bool,
     notes: list[str],
     printed: list[str],
 ) -> tuple[int, int | None]:
-    """Tokens per block and the state page: the user's block size, else 16 (64 for the MLA
-    backends); a hybrid model's block grows until its attention page holds the state page."""
-    block_size = options.block_size or (64 if setup.latent else 16)
+    """Tokens per block and the state page: the user's block size, else the release's default
+    (MLA: the backend's, FlashMLA's 64 unless named); a hybrid model's block grows in steps
+    (HYBRID_STEP_FOLLOWS_BLOCK) until its attention page holds the state page."""
+    block_size = options.block_size or release_of(version).default_block_size
     if options.block_size is None and setup.latent:
-        notes.append("MLA backends (FlashMLA) use 64-token blocks; pass --block-size for others")
+        backend = options.attention_backend or "FLASHMLA"
+        block_size = MLA_BACKEND_BLOCKS[backend] or block_size
+        if setup.indexer:
+            block_size = 64  # FlashMLASparse: "Forcing kv cache block size to 64"
+        elif options.attention_backend is None:
+            notes.append(
+                "MLA backends: FlashMLA (Hopper) uses 64-token blocks, CUTLASS_MLA (Blackwell)"
+                " 128, TRITON_MLA the default size; pass attention_backend for another"
+            )
     state_specs = [spec for spec in specs if spec.type == "state"]
     if not state_specs:
         return block_size, None
@@ -509,15 +795,22 @@ def _block_size(
         return block_size, None
     mamba_page = max(spec.state or 0 for spec in state_specs)
     one_token = attention_specs[0].per_token
-    aligned = KERNEL_BLOCK_ALIGNMENT * cdiv(mamba_page, KERNEL_BLOCK_ALIGNMENT * one_token)
-    if options.block_size is None or options.block_size < aligned:
+    alignment = KERNEL_BLOCK_ALIGNMENT
+    if version >= HYBRID_STEP_FOLLOWS_BLOCK:
+        alignment = max(KERNEL_BLOCK_ALIGNMENT, block_size)
+    elif setup.latent:  # models/config.py: "128 if use_cutlass_mla else 64"
+        alignment = 128 if options.attention_backend == "CUTLASS_MLA" else 64
+    if setup.latent and version >= MLA_HYBRID_STEP_128:
+        alignment = max(alignment, 128)  # TRTLLM / FlashInfer MLA decode kernels
+    if gdn_checkpoints:
+        alignment = math.lcm(alignment, GDN_CHECKPOINT_ALIGNMENT)
+    aligned = alignment * cdiv(mamba_page, alignment * one_token)
+    if block_size < aligned:
         block_size = aligned
         printed.append(
             f"Setting attention block size to {aligned} tokens to ensure that attention"
             " page size is >= mamba page size."
         )
-    if mamba_page > block_size * one_token:
-        block_size = cdiv(mamba_page, one_token)
     attention_page = block_size * one_token
     if attention_page != mamba_page:
         padding = 100 * Fraction(attention_page - mamba_page, mamba_page)
@@ -583,18 +876,19 @@ def turboquant_slot_bytes(
     return slot + slot % 2
 
 
-def _blocks(page_layout: Layout, index: int, tokens: int, max_batched: int) -> int:
+def _blocks(page_layout: Layout, index: int, tokens: int) -> int:
     """Pages one request of ``tokens`` tokens holds in each layer of spec ``index``."""
     spec, size = page_layout.specs[index], page_layout.block_sizes[index]
     if spec.type == "state":
-        return 1
+        checkpoint = page_layout.checkpoint_pages[index]
+        return (2 if page_layout.mamba_cache_mode == "align" else 1) + checkpoint
     if spec.type == "window":
         assert spec.window is not None
-        return cdiv(min(spec.window - 1 + max_batched, tokens), size) + 1
+        return cdiv(min(spec.window - 1 + page_layout.in_flight, tokens), size) + 1
     return cdiv(tokens, size)
 
 
-def request_bytes(page_layout: Layout, tokens: int, max_batched: int) -> int | None:
+def request_bytes(page_layout: Layout, tokens: int) -> int | None:
     """vLLM's max_memory_usage for one request of ``tokens`` tokens, padding layers included."""
     total = 0
     for i, spec in enumerate(page_layout.specs):
@@ -606,7 +900,7 @@ def request_bytes(page_layout: Layout, tokens: int, max_batched: int) -> int | N
             if page_layout.grouped
             else spec.layers
         )
-        total += layers * _blocks(page_layout, i, tokens, max_batched) * page
+        total += layers * _blocks(page_layout, i, tokens) * page
     return total
 
 
@@ -615,12 +909,16 @@ def report(model: Model, context_tokens: int, options: VllmOptions) -> EngineRep
     if context_tokens < 1:
         raise EngineError("max_model_len must be at least 1")
     page_layout = layout(model, options)
-    max_batched = options.max_num_batched_tokens
     era, meaning = token_figure_era(page_layout.version)
     stated_options = (
         ("kv_cache_dtype", options.kv_cache_dtype),
         ("block_size", str(page_layout.block_size)),
-        ("max_num_batched_tokens", str(max_batched)),
+        *(
+            (("window in-flight tokens", str(page_layout.in_flight)),)
+            if any(spec.type == "window" for spec in page_layout.specs)
+            else ()
+        ),
+        ("mamba_cache_mode", page_layout.mamba_cache_mode),
         ("tensor_parallel_size", str(options.tensor_parallel_size)),
         ("mamba_ssm_cache_dtype", options.mamba_ssm_cache_dtype),
         ("disable_hybrid_kv_cache_manager", str(options.disable_hybrid_kv_cache_manager).lower()),
@@ -632,26 +930,29 @@ def report(model: Model, context_tokens: int, options: VllmOptions) -> EngineRep
         options=stated_options,
         context_tokens=context_tokens,
         context_meaning="max_model_len: the pages one request of this many tokens holds",
-        parts=tuple(_request_parts(page_layout, context_tokens, max_batched)),
+        parts=tuple(_request_parts(page_layout, context_tokens)),
         printed=page_layout.printed,
         notes=(*page_layout.notes, *_request_notes(page_layout, context_tokens, options)),
     )
 
 
-def _request_parts(page_layout: Layout, context_tokens: int, max_batched: int) -> list[Part]:
+def _request_parts(page_layout: Layout, context_tokens: int) -> list[Part]:
     """Each spec's pages for one request, and the padding layers of hybrid groups."""
     parts: list[Part] = []
     for index, spec in enumerate(page_layout.specs):
         page = page_layout.pages[index]
-        blocks = _blocks(page_layout, index, context_tokens, max_batched)
+        blocks = _blocks(page_layout, index, context_tokens)
         size = page_layout.block_sizes[index]
         if spec.type == "state":
-            how = f"{spec.layers} layers x 1 page of {_b(page)} ({spec.shape} = {_b(spec.state)}, padded)"
+            how = (
+                f"{spec.layers} layers x {blocks} page(s) of {_b(page)}"
+                f" ({spec.shape} = {_b(spec.state)}, padded)"
+            )
             name = f"state pages, {spec.name}"
         elif spec.type == "window":
             assert spec.window is not None
             how = (
-                f"{spec.layers} layers x (cdiv(min({spec.window:,} - 1 + {max_batched:,},"
+                f"{spec.layers} layers x (cdiv(min({spec.window:,} - 1 + {page_layout.in_flight:,},"
                 f" {context_tokens:,}), {size}) + 1 = {blocks:,} blocks) x {size} tokens x {spec.shape}"
             )
             name = f"pages, {spec.name}"
@@ -678,9 +979,8 @@ def _request_parts(page_layout: Layout, context_tokens: int, max_batched: int) -
 def _request_notes(page_layout: Layout, context_tokens: int, options: VllmOptions) -> list[str]:
     """Why one request's pages differ from the logical figure."""
     notes: list[str] = []
-    max_batched = options.max_num_batched_tokens
     full_blocks = [
-        _blocks(page_layout, index, context_tokens, max_batched)
+        _blocks(page_layout, index, context_tokens)
         for index, spec in enumerate(page_layout.specs)
         if spec.type == "full"
     ]
@@ -692,9 +992,9 @@ def _request_notes(page_layout: Layout, context_tokens: int, options: VllmOption
         )
     if any(spec.type == "window" for spec in page_layout.specs):
         notes.append(
-            "window layers keep min(window - 1 + max_num_batched_tokens"
-            f" {max_batched:,}, context) tokens plus one block, more than the window the logical"
-            " figure counts"
+            f"window layers keep min(window - 1 + {page_layout.in_flight:,} in-flight tokens,"
+            " context) tokens plus one block, more than the window the logical figure counts"
+            " (from 0.26.0 two batches in flight with async scheduling)"
         )
     if options.kv_cache_dtype in TURBOQUANT_PRESETS:
         notes.append(
@@ -710,7 +1010,7 @@ class Capacity(NamedTuple):
     """What vLLM prints once it knows the memory available for the cache."""
 
     num_blocks: int
-    tokens: int | None  # the 'GPU KV cache size' figure (None before 0.8.0)
+    tokens: int  # the 'GPU KV cache size' figure
     max_concurrency: Fraction
     printed: tuple[str, ...]
 
@@ -723,11 +1023,10 @@ def capacity(
     if any(p is None for p in page_layout.pages):
         raise NotCovered("a page size is unknown (a dimension the model file lacks)")
     pages = [p or 0 for p in page_layout.pages]
-    max_batched = options.max_num_batched_tokens
     if page_layout.grouped:
         num_blocks = available_bytes // pages[0] // page_layout.group_size
         per_request = sum(
-            n * _blocks(page_layout, i, max_model_len, max_batched)
+            n * _blocks(page_layout, i, max_model_len)
             for i, n in enumerate(page_layout.groups_per_spec)
         )
         n_groups = sum(page_layout.groups_per_spec)
@@ -735,45 +1034,54 @@ def capacity(
         page_sum = sum(p * s.layers for p, s in zip(pages, page_layout.specs, strict=True))
         num_blocks = available_bytes // page_sum
         per_request = max(
-            _blocks(page_layout, i, max_model_len, max_batched)
-            for i in range(len(page_layout.specs))
+            _blocks(page_layout, i, max_model_len) for i in range(len(page_layout.specs))
         )
         n_groups = 1
     concurrency = Fraction(num_blocks, per_request)
-    era, _ = token_figure_era(page_layout.version)
-    tokens: int | None
-    if era == "blocks":
-        tokens = None
-        lines = [f"# GPU blocks: {num_blocks}"]
+    release = release_of(page_layout.version)
+    if release.token_figure == "blocks-x-size":
+        tokens = num_blocks * page_layout.block_size
+    elif release.token_figure == "per-group":
+        tokens = num_blocks // n_groups * min(page_layout.block_sizes)
     else:
-        if era == "blocks-x-size":
-            tokens = num_blocks * page_layout.block_size
-        elif era == "per-group":
-            tokens = num_blocks // n_groups * min(page_layout.block_sizes)
-        else:
-            tokens = int(float(concurrency) * max_model_len)
-        lines = [f"GPU KV cache size: {tokens:,} tokens"]
-    lines.append(
+        tokens = int(float(concurrency) * max_model_len)
+    size = f"GPU KV cache size: {tokens:,} tokens"
+    most = (
         f"Maximum concurrency for {max_model_len:,} tokens per request: {float(concurrency):.2f}x"
     )
+    lines = [f"{size}, {most}"] if release.one_capacity_line else [size, most]
     return Capacity(num_blocks, tokens, concurrency, tuple(lines))
+
+
+def gib_printed(version: tuple[int, int, int], byte_count: int) -> str:
+    """A GiB figure as the release prints it: '%.2f' up to 0.13.0, then format_gib's
+    round(x, 2) (utils/mem_utils.py), which drops trailing zeros ('8.0')."""
+    if release_of(version).gib_rounded:
+        return str(round(byte_count / (1 << 30), 2))
+    return gib_as_printed(byte_count)
+
+
+def available_line(options: VllmOptions, available_bytes: int) -> str:
+    """gpu_worker.py's 'Available KV cache memory' line."""
+    version = parse_version(options.version)
+    return f"Available KV cache memory: {gib_printed(version, available_bytes)} GiB"
 
 
 def needed_gib(model: Model, options: VllmOptions, max_model_len: int) -> str:
     """The 'N GiB KV cache is needed' figure vLLM prints when one request does not fit."""
-    needed = request_bytes(layout(model, options), max_model_len, options.max_num_batched_tokens)
+    page_layout = layout(model, options)
+    needed = request_bytes(page_layout, max_model_len)
     if needed is None:
         raise NotCovered("a page size is unknown (a dimension the model file lacks)")
-    return gib_as_printed(needed)
+    return gib_printed(page_layout.version, needed)
 
 
 def max_model_len(model: Model, options: VllmOptions, available_bytes: int, upper: int) -> int:
     """The largest max_model_len whose request fits ``available_bytes`` (vLLM's binary search)."""
     page_layout = layout(model, options)
-    max_batched = options.max_num_batched_tokens
 
     def fits(tokens: int) -> bool:
-        needed = request_bytes(page_layout, tokens, max_batched)
+        needed = request_bytes(page_layout, tokens)
         if needed is None:
             raise NotCovered("a page size is unknown (a dimension the model file lacks)")
         return needed <= available_bytes
