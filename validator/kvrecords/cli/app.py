@@ -7,7 +7,13 @@ from __future__ import annotations
 
 import click
 
-from kvrecords.cli import dataset_commands, kv_command, publish_commands, record_commands
+from kvrecords.cli import (
+    dataset_commands,
+    kv_command,
+    plan_command,
+    publish_commands,
+    record_commands,
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -24,6 +30,7 @@ for command in (
     dataset_commands.rules,
     dataset_commands.metrics,
     kv_command.kv,
+    plan_command.plan,
     record_commands.new,
     record_commands.explain,
     record_commands.review,

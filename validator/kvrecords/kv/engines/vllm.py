@@ -258,17 +258,11 @@ def parse_version(text: str) -> tuple[int, int, int]:
     if match is None:
         raise UnknownValue("--engine-version", text, VERSION_FORMS)
     release = (int(match[1]), int(match[2]), int(match[3] or 0))
-    if match["pre"] and not _settled(release):
-        raise NotCovered(
-            f"vLLM {text} is a pre-release build between releases the table tells apart;"
-            " the engine model covers the releases " + ", ".join(covered)
-        )
-    if release not in COVERED:
-        raise NotCovered(
-            f"vLLM {text} was not read; the engine model covers the releases "
-            + ", ".join(covered)
-            + f" (latest = {'.'.join(map(str, LATEST))})"
-        )
+    # A release not read, or a pre-release between releases the table tells apart, is refused
+    # as a value outside the table, never taken for another release.
+    if release not in COVERED or (match["pre"] and not _settled(release)):
+        latest = ".".join(map(str, LATEST))
+        raise UnknownValue("--engine-version", text, (f"latest ({latest})", *covered))
     return release
 
 
