@@ -46,13 +46,7 @@ def fmt(paths: tuple[Path, ...], check: bool) -> None:
     dataset; files outside records/, models/ and hardware/ are skipped.
     """
     from kvrecords.dataset.layout import HARDWARE_DIR, MODELS_DIR, RECORDS_DIR
-    from kvrecords.tools.fmt import (
-        FormatRefused,
-        check_file,
-        file_kind,
-        first_change,
-        format_file,
-    )
+    from kvrecords.tools.fmt import file_kind, first_change, format_files
 
     root = dataset_root()
     if paths:
@@ -63,28 +57,17 @@ def fmt(paths: tuple[Path, ...], check: bool) -> None:
     else:
         folders = (RECORDS_DIR, MODELS_DIR, HARDWARE_DIR)
         targets = sorted(p for f in folders for p in (root / f).rglob("*.y*ml") if p.is_file())
-    changed, refused = [], False
-    for path in targets:
-        shown = file_kind(root, path)
-        display = shown[1] if shown else str(path)
-        try:
-            if check:
-                if not check_file(path, root):
-                    changed.append(display)
-            elif format_file(path, root):
-                changed.append(display)
-        except FormatRefused as error:
-            refused = True
-            for problem in error.problems:
-                click.echo(problem_line(problem))
-        except ValueError as error:
-            refused = True
-            click.echo(f"{display}: not formatted: {error}")
-    for display in changed:
-        why = f": {first_change(root / display, root)}" if check else ""
-        click.echo(f"{'would reformat' if check else 'formatted'} {display}{why}")
+    outcomes = format_files(targets, root, check=check)
+    for outcome in outcomes:
+        for line in outcome.refused:
+            click.echo(line)
+    changed = [outcome for outcome in outcomes if outcome.changed]
+    for outcome in changed:
+        why = f": {first_change(outcome.path, root)}" if check else ""
+        click.echo(f"{'would reformat' if check else 'formatted'} {outcome.display}{why}")
     verb = "would be reformatted" if check else "reformatted"
     click.echo(f"{counted(len(targets), 'file')} checked, {len(changed)} {verb}")
+    refused = any(outcome.refused for outcome in outcomes)
     sys.exit(1 if refused or (check and changed) else 0)
 
 

@@ -14,7 +14,13 @@ from kvrecords.cli.common import clean_root, fail
 @click.command()
 @click.argument("model")
 @click.option("--hardware", "hardware_id", required=True, help="Accelerator id from hardware/.")
-@click.option("--count", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--count",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Accelerators of that kind on one node (at most 8).",
+)
 @click.option(
     "--context",
     "context_tokens",
@@ -67,6 +73,7 @@ from kvrecords.cli.common import clean_root, fail
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
+    help="text for reading; json for tools (the keys are listed in the README).",
 )
 def plan(
     model: str,

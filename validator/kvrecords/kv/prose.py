@@ -1,5 +1,8 @@
 """Arithmetic claims in prose: ``16 layers x 4 kv heads x 256 head_dim x 2 (K+V) x 2 bytes = 65,536 B/token``.
 
+About 690 lines on purpose: one small grammar (tokens, parser, evaluation, precision)
+whose parts share the token types; no part is used alone.
+
 A claim is an expression, then an equals sign (or ``≈``, ``->``, ``which is``, ``gives``), then a
 result: a number with an optional unit. The expression is a sum or difference of products and
 quotients of numbers, with parentheses and powers (``2^16``); each number may carry a byte unit

@@ -1,5 +1,7 @@
 """llama.cpp: what ``llama_kv_cache`` (and the recurrent memory of hybrid models) allocates.
 
+About 670 lines on purpose: the eras table and the cache rules it switches read each other.
+
 Read from llama.cpp's source (facts only; no code carried over):
 
 - ``src/llama-kv-cache.cpp``, ``llama_kv_cache::llama_kv_cache``: per cached layer one K tensor

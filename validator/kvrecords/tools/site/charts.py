@@ -1,5 +1,7 @@
 """Charts drawn by hand as inline SVG: axes on log and linear scales, one function per chart.
 
+About 630 lines on purpose: the charts share their axes, scales and escaping helpers.
+
 Every piece of SVG is built with ``Markup.format``, which escapes each value it inserts, so a
 label from the dataset can never become markup. A chart function takes plain figures (labels,
 links relative to the page that shows it, numbers) and returns a ``Chart``: the SVG, and its
