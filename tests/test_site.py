@@ -1011,3 +1011,24 @@ def test_a_measured_figure_keeps_its_written_digits() -> None:
     assert measured({"median": 4096}) == "median 4,096"
     assert measured("8.56 GiB") == "8.56 GiB"
     assert measured(None) == ""
+
+
+def test_site_build_without_its_extra_names_the_extra(tmp_path: Path) -> None:
+    # a process of its own, with Jinja2 hidden on its path as if the site extra were missing
+    from conftest import spawn_cli
+
+    blocker = tmp_path / "blocker" / "jinja2"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ModuleNotFoundError('jinja2', name='jinja2')\n")
+    root = copy_dataset(tmp_path / "dataset")
+    done = spawn_cli(
+        "site",
+        "build",
+        "--out",
+        str(tmp_path / "out"),
+        cwd=root,
+        env={"PYTHONPATH": str(blocker.parent)},
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "pip install 'kv-efficiency-records[site]'" in done.stderr
+    assert not (tmp_path / "out").exists()

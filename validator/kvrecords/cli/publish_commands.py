@@ -121,8 +121,15 @@ def site_build(out: Path) -> None:
 
     Refused (exit 1) while the dataset has errors: run kvrecords validate.
     """
-    from kvrecords.tools.site import build_site
-
+    try:
+        from kvrecords.tools.site import build_site
+    except ImportError as missing:  # Jinja2, markdown-it-py or markupsafe: the site extra
+        if missing.name not in ("jinja2", "markdown_it", "markupsafe"):
+            raise
+        fail(
+            f"site build needs {missing.name}, which is not installed: "
+            "pip install 'kv-efficiency-records[site]'"
+        )
     root = clean_root()
     written = build_site(root, out)
     click.echo(
