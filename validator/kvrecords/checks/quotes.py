@@ -298,20 +298,17 @@ def _bound_direction(
     record: RecordContext, path: JsonPath, key: str, quote: str, matching: list[QuotedNumber]
 ) -> Iterator[Problem]:
     """A min (lower bound) the quote calls 'under', or a max (upper bound) it calls 'over'."""
+    made, said, fix = (
+        ("a lower", "an upper", "max") if key == "min" else ("an upper", "a lower", "min")
+    )
     for number in matching:
         before = quote[max(0, number.start - 30) : number.start]
         upper, lower = _UPPER_WORDS.search(before), _LOWER_WORDS.search(before)
-        if key == "min" and upper and not lower:
+        against, other = (upper, lower) if key == "min" else (lower, upper)
+        if against and not other:
             message = (
-                f"{key} makes {_plain(number.number)} a lower bound; stated_as says "
-                f"{upper[1]!r}, an upper bound: write it as max"
-            )
-            yield record.problem(QUOTE, path, message)
-            return
-        if key == "max" and lower and not upper:
-            message = (
-                f"{key} makes {_plain(number.number)} an upper bound; stated_as says "
-                f"{lower[1]!r}, a lower bound: write it as min"
+                f"{key} makes {_shown_number(number)} {made} bound; stated_as says "
+                f"{against[1]!r}, {said} bound: write it as {fix}"
             )
             yield record.problem(QUOTE, path, message)
             return

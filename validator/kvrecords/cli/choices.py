@@ -109,6 +109,21 @@ def dtype_option(help: str) -> Callable[[_Command], _Command]:
     return click.option("--dtype", default="bf16", show_default=True, help=help)
 
 
+def format_option(
+    choices: tuple[str, ...] = ("text", "json"),
+    help: str = "text for reading; json for tools (the keys are listed in the README).",
+) -> Callable[[_Command], _Command]:
+    """``--format``: the output's form, the first choice unless given."""
+    return click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(choices),
+        default=choices[0],
+        show_default=True,
+        help=help,
+    )
+
+
 def layers_option(help: str) -> Callable[[_Command], _Command]:
     """``--layers``: which layers the figures count, one of LAYER_BASES (cache unless given)."""
     return click.option(

@@ -19,6 +19,7 @@ from kvrecords.cli.choices import (
     TENSORRT_LLM_KV_CACHE_DTYPES,
     VLLM_KV_CACHE_DTYPES,
     dtype_option,
+    format_option,
     layers_option,
 )
 from kvrecords.cli.common import dataset_root, fail
@@ -37,14 +38,7 @@ from kvrecords.cli.common import dataset_root, fail
     "--state-dtype", help="Element type of the fixed state; default: the model's dtype, else bf16."
 )
 @layers_option("Which layers count.")
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text for reading; json for tools (the keys are listed in the README).",
-)
+@format_option()
 @click.option(
     "--engine",
     type=click.Choice(ENGINES),

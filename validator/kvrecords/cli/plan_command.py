@@ -8,6 +8,7 @@ from fractions import Fraction
 
 import click
 
+from kvrecords.cli.choices import format_option
 from kvrecords.cli.common import clean_root, fail
 
 
@@ -67,14 +68,7 @@ from kvrecords.cli.common import clean_root, fail
     "kv_memory_gib",
     help="GiB as printed: the engine's 'Available KV cache memory' from a start-up log.",
 )
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text for reading; json for tools (the keys are listed in the README).",
-)
+@format_option()
 def plan(
     model: str,
     hardware_id: str,

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from kvrecords.cli.choices import TECHNIQUES, dtype_option, layers_option
+from kvrecords.cli.choices import TECHNIQUES, dtype_option, format_option, layers_option
 from kvrecords.cli.common import dataset_root, fail
 
 
@@ -154,13 +154,8 @@ def _close_records(root: Path, record: Path) -> str:
     help="Compare this revision with BASE instead of the working tree (two releases: "
     "--base data-2026.12.0 --head data-2027.1.0); read through git too.",
 )
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["markdown", "json"]),
-    default="markdown",
-    show_default=True,
-    help="markdown for a pull request comment or job summary; json for tools.",
+@format_option(
+    ("markdown", "json"), "markdown for a pull request comment or job summary; json for tools."
 )
 def review(base_ref: str, head_ref: str | None, output_format: str) -> None:
     """What the working tree (or --head) changes in the dataset since BASE, for reviewers
