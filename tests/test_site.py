@@ -909,7 +909,8 @@ def test_coverage_page_is_the_generated_table_with_records_linked(root: Path, si
 def test_calibration_page_holds_the_engine_log_tables(site: Path) -> None:
     page = (site / "calibration.html").read_text(encoding="utf-8")
     assert "<title>Calibration: engine models against what the engines printed</title>" in page
-    assert page.count("<table>") == 3  # llama.cpp, vLLM, SGLang
+    # llama.cpp public logs and pinned build, vLLM, SGLang, TensorRT-LLM
+    assert page.count("<table>") == 5
     assert 'href="https://github.com/ggml-org/llama.cpp/issues/11200"' in page
     assert "4352.00 / 2176.00 / 2176.00" in page
 
