@@ -78,6 +78,8 @@ def test_a_printed_pool_reproduces_the_engines_own_lines(fixture_root: Path) -> 
         (Question("llama-3.1-70b", "no-such-gpu", 1, 8192, 1), "hardware/no-such-gpu.yaml"),
         (Question("no-such-model", "h100-sxm", 1, 8192, 1), "models/no-such-model.yaml"),
         (Question("llama-3.1-70b", "h100-sxm", 1, 8192, 1, kv_cache_dtype="int3"), "--kv-dtype"),
+        # Qwen3.8-27B's Gated DeltaNet state dimensions are unpublished: refused, naming them
+        (Question("qwen3-8-27b", "rtx-5090", 1, 150_000, 1), r"layer_groups\[1\]\.conv_kernel"),
     ],
 )
 def test_a_question_that_cannot_be_answered_names_why(

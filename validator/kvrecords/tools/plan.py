@@ -167,11 +167,13 @@ def _arithmetic(
 ) -> dict[str, Any]:
     element = _kv_element(question, model, assumptions)
     report = kv_report(model, parse_element_type(element), question.context_tokens)
-    if report.bytes_per_token is None or report.kv_bytes_at_context is None:
+    if None in (report.bytes_per_token, report.kv_bytes_at_context, report.fixed_state_bytes):
+        fields = [field for field in model.unknown if field.startswith("layer_groups")]
         raise PlanRefused(
-            f"models/{model.id} leaves a cache dimension unknown ({', '.join(model.unknown)}):"
-            " fill it from the model's published config"
+            f"models/{model.id} leaves a cache dimension unknown"
+            f" ({', '.join(fields or model.unknown)}): fill it from the model's published config"
         )
+    assert report.bytes_per_token is not None and report.kv_bytes_at_context is not None
     for group in model.leaf_groups():
         if isinstance(group, Attention) and group.kv_heads and group.layers:
             heads = group.kv_heads
@@ -180,7 +182,7 @@ def _arithmetic(
                     f"--tp {tp} neither divides nor is a multiple of the {heads} KV heads:"
                     " vLLM refuses it"
                 )
-    fixed = report.fixed_state_bytes or Fraction(0)
+    fixed = report.fixed_state_bytes or Fraction(0)  # None refused above
     per_sequence = report.kv_bytes_at_context + fixed
     return {
         "kv_dtype": element,
