@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO, copy_dataset
+from conftest import copy_dataset
 from kvrecords.checks.hardware import hardware_catalog
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import discover
@@ -981,14 +981,14 @@ def test_the_build_reads_each_record_file_once(
         assert max(opened[p] for p in files) == 1, folder
 
 
-def test_validating_does_not_load_jinja() -> None:
+def test_validating_does_not_load_jinja(root: Path) -> None:
     code = (
         "import sys; from kvrecords.cli.main import main; import kvrecords.cli.app; "
         "main(['validate']); print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('jinja2', 'markupsafe') or m.startswith('kvrecords.tools.site')))"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120
     )
     assert done.stdout.strip().splitlines()[-1] == "[]", done.stderr
 
