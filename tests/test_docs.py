@@ -111,6 +111,10 @@ def test_coverage_counts_each_record_once_per_technique_and_engine(empty_dataset
     for row in ("| HiCache | 1 |", "| Mooncake | 1 |", "| LMCache | none yet |"):
         assert row in page
     assert "| Cache | none yet |" in page
+    # the planner's table: Qwen3.8-27B (27B) on an RTX 5090 at 150,000 tokens (the cold and
+    # warm runs; the four-day runs state no context): both records in that one cell
+    assert "| 21-40B | consumer or workstation | - | - | 2 |" in page
+    assert "Cells with no record: 7-9B on consumer or workstation at under 32K;" in page
     assert (
         "Techniques with no record yet: radix_reuse, cache_aware_routing, kv_quantization, mla,"
         in page

@@ -183,6 +183,90 @@ def _components(notes: CoverageNotes, records: Sequence[dict[str, Any]]) -> list
     return [*lines, ""]
 
 
+# The planner's questions: the size of the model, the class of accelerator and the context
+_SIZE_CLASSES = ((10, "7-9B"), (21, "10-20B"), (41, "21-40B"), (81, "41-80B"), (None, "over 80B"))
+_CONTEXT_BANDS = ((32768, "under 32K"), (131073, "32K-128K"), (None, "over 128K"))
+_GPU_CLASSES = ("consumer or workstation", "data-centre")
+
+
+def _size_class(billions: Any) -> str:
+    if not isinstance(billions, (int, float)):
+        return NOT_STATED
+    return next(name for limit, name in _SIZE_CLASSES if limit is None or billions < limit)
+
+
+def _context_band(tokens: Any) -> str:
+    if not isinstance(tokens, int):
+        return NOT_STATED
+    return next(name for limit, name in _CONTEXT_BANDS if limit is None or tokens < limit)
+
+
+def _gpu_class(accelerator: Any) -> str:
+    if not isinstance(accelerator, str):
+        return NOT_STATED
+    consumer = accelerator.startswith(("rtx-", "apple-", "gb10"))
+    return _GPU_CLASSES[0] if consumer else _GPU_CLASSES[1]
+
+
+def _planner_questions(root: Path, records: Sequence[dict[str, Any]]) -> list[str]:
+    """Records by model size x accelerator class x context band: where a planner's question
+    finds evidence, and the cells that have none."""
+    sizes: dict[str, Any] = {}
+    counts: dict[tuple[str, str, str], int] = {}
+    placed: set[str] = set()
+    for data in records:
+        model_id = data["model"]
+        if model_id not in sizes:
+            document = read_document(root / "models" / f"{model_id}.yaml", model_id)
+            parameters = document.data.get("parameters") if isinstance(document, Document) else None
+            sizes[model_id] = (parameters or {}).get("total_billions")
+        stated = [data["methodology"]["hardware"].get("accelerator")]
+        contexts = [data["kv_bytes_basis"].get("context_tokens")]
+        for run in runs(data):
+            stated.append((run.stated.get("hardware") or {}).get("accelerator"))
+            contexts.append(run.stated.get("context_tokens"))
+        gpus = {_gpu_class(a) for a in stated if a} or {NOT_STATED}
+        numbers = [c for c in contexts if isinstance(c, int) and not isinstance(c, bool)]
+        for context in contexts:  # {about: N}, {median: N}, {min: a, max: b}: each figure
+            if isinstance(context, dict):
+                numbers += [v for v in context.values() if isinstance(v, int)]
+        reached = {_context_band(c) for c in numbers} or {NOT_STATED}
+        size = _size_class(sizes[model_id])
+        for key in {(size, gpu, band) for gpu in gpus for band in reached}:
+            counts[key] = counts.get(key, 0) + 1
+            if NOT_STATED not in key:
+                placed.add(data["id"])
+    bands = [name for _, name in _CONTEXT_BANDS]
+    lines = [
+        "## Planner questions",
+        "",
+        "Records by the model's total parameters, the accelerator class and the context (the"
+        " record's or a run's; a record counts once in each cell its runs reach); a planner's"
+        " question finds its nearest evidence in its cell.",
+        "",
+        f"| model size | accelerators | {' | '.join(bands)} |",
+        "|---|---|" + "---:|" * len(bands),
+    ]
+    empty = []
+    for _, size in _SIZE_CLASSES:
+        for gpu in _GPU_CLASSES:
+            cells = [counts.get((size, gpu, band), 0) for band in bands]
+            lines.append(f"| {size} | {gpu} | {' | '.join(str(c) if c else '-' for c in cells)} |")
+            empty += [
+                f"{size} on {gpu} at {band}" for band, c in zip(bands, cells, strict=True) if not c
+            ]
+    unplaced = len(records) - len(placed)
+    lines += [
+        "",
+        f"Records in no cell (the model's size, the accelerator or every context not stated):"
+        f" {unplaced}.",
+        "",
+        "Cells with no record: " + ("; ".join(empty) if empty else "none") + ".",
+        "",
+    ]
+    return lines
+
+
 def coverage_markdown(
     root: Path,
     records: Sequence[dict[str, Any]] | None = None,
@@ -211,6 +295,7 @@ def coverage_markdown(
         *_table(techniques, uses, "engine", "engine"),
         *_table(techniques, uses, "hardware_class", "hardware class"),
         *_components(notes, records),
+        *_planner_questions(root, records),
         *_short_of_enough(techniques, uses, notes),
         *_named_rows(notes, {use.record_id for use in uses}),
     ]
