@@ -13,6 +13,7 @@ searched) and where each row the collection names stands; the page shows both.
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -190,7 +191,7 @@ _GPU_CLASSES = ("consumer or workstation", "data-centre")
 
 
 def _size_class(billions: Any) -> str:
-    if not isinstance(billions, (int, float)):
+    if isinstance(billions, bool) or not isinstance(billions, (int, float, Fraction)):
         return NOT_STATED
     return next(name for limit, name in _SIZE_CLASSES if limit is None or billions < limit)
 
@@ -208,10 +209,12 @@ def _gpu_class(accelerator: Any) -> str:
     return _GPU_CLASSES[0] if consumer else _GPU_CLASSES[1]
 
 
-def _planner_questions(root: Path, records: Sequence[dict[str, Any]]) -> list[str]:
+def _planner_questions(
+    root: Path, records: Sequence[dict[str, Any]], known_sizes: Mapping[str, Any]
+) -> list[str]:
     """Records by model size x accelerator class x context band: where a planner's question
     finds evidence, and the cells that have none."""
-    sizes: dict[str, Any] = {}
+    sizes: dict[str, Any] = dict(known_sizes)
     counts: dict[tuple[str, str, str], int] = {}
     placed: set[str] = set()
     for data in records:
@@ -271,9 +274,11 @@ def coverage_markdown(
     root: Path,
     records: Sequence[dict[str, Any]] | None = None,
     hardware: Mapping[str, Hardware] | None = None,
+    model_sizes: Mapping[str, Any] | None = None,
 ) -> str:
     """The page: technique x engine and technique x hardware class, in records. The records'
-    data and the sound hardware files are read from ``root`` unless the caller has them."""
+    data, the sound hardware files and the models' total parameters (billions, by model id)
+    are read from ``root`` unless the caller has them."""
     records = read_records(root) if records is None else records
     hardware = hardware_catalog(root).sound() if hardware is None else hardware
     uses = run_uses(records, hardware)
@@ -295,7 +300,7 @@ def coverage_markdown(
         *_table(techniques, uses, "engine", "engine"),
         *_table(techniques, uses, "hardware_class", "hardware class"),
         *_components(notes, records),
-        *_planner_questions(root, records),
+        *_planner_questions(root, records, model_sizes or {}),
         *_short_of_enough(techniques, uses, notes),
         *_named_rows(notes, {use.record_id for use in uses}),
     ]

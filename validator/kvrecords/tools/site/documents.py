@@ -64,7 +64,11 @@ def document_pages(root: Path, site: SiteData) -> list[DocumentPage]:
     the docs hold it)."""
     records = [entry.data for entry in site.records]
     record_ids = {data["id"] for data in records}
-    sources = [("coverage", coverage.coverage_markdown(root, records, site.hardware))]
+    sizes = {
+        entry.id: entry.model.parameters.total_billions if entry.model.parameters else None
+        for entry in site.models
+    }
+    sources = [("coverage", coverage.coverage_markdown(root, records, site.hardware, sizes))]
     calibration = root / CALIBRATION
     if calibration.is_file():
         sources.append(("calibration", calibration.read_text(encoding="utf-8")))
