@@ -13,8 +13,8 @@ searched) and where each row the collection names stands; the page shows both.
 from __future__ import annotations
 
 import re
-from fractions import Fraction
 from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, NamedTuple
 
