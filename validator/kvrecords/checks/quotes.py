@@ -12,6 +12,7 @@ rounded to the other's written precision, gives the other.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from fractions import Fraction
@@ -61,6 +62,7 @@ _NUMBER_WORDS = {word: Fraction(value) for value, word in enumerate(_SMALL_NUMBE
     "half": Fraction(1, 2),
 }
 _WORD = re.compile(rf"\b({'|'.join(_NUMBER_WORDS)})\b", re.IGNORECASE)
+_DECIMAL_COMMA = re.compile(r"\d+,\d{1,2}")  # 256,00: a decimal comma, not thousands
 _RATIO = re.compile(r"(?<![\w.])(\d+)\s?/\s?(\d+)(?![\w.])")
 _MULTIPLIERS = {
     "thousand": (Fraction(1000),),
@@ -131,13 +133,36 @@ _LOWER_WORDS = re.compile(
 
 
 class QuotedNumber(NamedTuple):
-    """A number the quote gives: its value in the quote's unit, half its last written digit,
-    the unit or multiplier after it, and where it starts."""
+    """A number the quote gives: its digits as ``integer / 10**places x 10**exponent`` (or a
+    ratio), the unit or multiplier after it, and where it starts. Exact values are made only
+    when a comparison comes close (``_agrees``); floats decide the rest."""
 
-    number: Fraction
-    half_step: Fraction
+    integer: int
+    places: int
+    exponent: int
     unit: str
     start: int
+    denominator: int = 1  # a ratio's (30/30); 0 for a number word, which is exact
+
+    @property
+    def number(self) -> Fraction:
+        value = Fraction(self.integer, 10**self.places * self.denominator)
+        return value * Fraction(10) ** self.exponent if self.exponent else value
+
+    @property
+    def half_step(self) -> Fraction:
+        if self.denominator != 1:
+            return Fraction(0)
+        half = Fraction(1, 2 * 10**self.places)
+        return half * Fraction(10) ** self.exponent if self.exponent else half
+
+    @property
+    def approximate(self) -> tuple[float, float]:
+        """The number and its half step as floats, for the quick test of ``_agrees``."""
+        scale = 10.0**self.exponent
+        value = self.integer / (10.0**self.places * self.denominator) * scale
+        half = 0.0 if self.denominator != 1 else 0.5 / 10.0**self.places * scale
+        return value, half
 
 
 def quoted_numbers(quote: str) -> list[QuotedNumber]:
@@ -149,22 +174,22 @@ def quoted_numbers(quote: str) -> list[QuotedNumber]:
         for match in pattern.finditer(quote):
             digits, unit = match[1], match[2] or ""
             unit = "%" if unit == "percent" else unit
-            if re.fullmatch(r"\d+,\d{1,2}", digits):
-                digits = digits.replace(",", ".")  # a decimal comma
+            if "," in digits and _DECIMAL_COMMA.fullmatch(digits):
+                digits = digits.replace(",", ".")
             digits = digits.replace(",", "").replace(" ", "")
             mantissa, _, exponent = digits.lower().partition("e")
-            places = len(mantissa.split(".")[1]) if "." in mantissa else 0
-            scale = Fraction(10) ** int(exponent) if exponent else Fraction(1)
-            number = exact(mantissa) * scale
-            half_step = Fraction(1, 2) / 10**places * scale
-            found.append(QuotedNumber(number, half_step, unit, match.start()))
+            whole, _, decimals = mantissa.partition(".")
+            found.append(
+                QuotedNumber(
+                    int(whole + decimals), len(decimals), int(exponent or 0), unit, match.start()
+                )
+            )
     for match in _WORD.finditer(quote):
-        found.append(QuotedNumber(_NUMBER_WORDS[match[1].lower()], Fraction(0), "", match.start()))
+        value = _NUMBER_WORDS[match[1].lower()]
+        found.append(QuotedNumber(value.numerator, 0, 0, "", match.start(), value.denominator or 1))
     for match in _RATIO.finditer(quote):
         if int(match[2]):
-            found.append(
-                QuotedNumber(Fraction(int(match[1]), int(match[2])), Fraction(0), "", match.start())
-            )
+            found.append(QuotedNumber(int(match[1]), 0, 0, "", match.start(), int(match[2])))
     return found
 
 
@@ -196,10 +221,11 @@ def _metric_against_quote(
         figure, half_step = stated
         if definition.fraction and figure > 1:
             continue  # a percentage where a fraction belongs: KV802 says to write the fraction
+        approximate = (float(figure), float(half_step))
         matching = [
             number
             for number in numbers
-            if _agrees(figure, half_step, number, definition.unit, definition.fraction)
+            if _agrees(stated, approximate, number, definition.unit, definition.fraction)
         ] or _sums_agreeing(figure, half_step, numbers, definition.unit)
         if not matching:
             shown = ", ".join(_shown_number(number) for number in numbers[:6])
@@ -235,14 +261,11 @@ def _sums_agreeing(
         parts = [number for number in numbers if number.unit == byte_unit]
         if len(parts) < 2:
             continue
-        total = QuotedNumber(
-            sum((n.number for n in parts), Fraction(0)),
-            sum((n.half_step for n in parts), Fraction(0)),
-            byte_unit,
-            parts[0].start,
-        )
-        if _agrees(figure, half_step, total, unit, fraction=False):
-            return parts
+        total = sum((n.number for n in parts), Fraction(0))
+        total_half = sum((n.half_step for n in parts), Fraction(0))
+        for factor in _factors(byte_unit, unit, fraction=False):
+            if abs(total * factor - figure) <= max(half_step, total_half * factor):
+                return parts
     return []
 
 
@@ -266,16 +289,38 @@ def _stated_value(record: RecordContext, path: JsonPath) -> tuple[Fraction, Frac
 
 
 def _agrees(
-    figure: Fraction, half_step: Fraction, quoted: QuotedNumber, unit: str, fraction: bool
+    stated: tuple[Fraction, Fraction],
+    approximately: tuple[float, float],
+    quoted: QuotedNumber,
+    unit: str,
+    fraction: bool,
 ) -> bool:
-    """Whether ``figure`` (in the metric's unit) and the quoted number agree on some reading of
-    the quote's unit, at the coarser of the two written precisions."""
-    for factor in _factors(quoted.unit, unit, fraction):
+    """Whether the stated figure (in the metric's unit, with half its last written digit; the
+    same as floats) and the quoted number agree on some reading of the quote's unit, at the
+    coarser of the two written precisions."""
+    figure, half_step = stated
+    approximate, slack = approximately[0], approximately[1] * 1.001
+    quoted_number, quoted_half = quoted.approximate
+    for factor, scale in _readings(quoted.unit, unit, fraction):
+        # in floats first: most numbers of a quote are far from the figure, and exact
+        # fractions cost a hundred times more; a near one is then settled exactly
+        allowed = max(slack, quoted_half * scale * 1.001) + abs(approximate) * 1e-12
+        distance = abs(quoted_number * scale - approximate)
+        if distance > allowed:
+            continue
+        if distance < allowed * 0.99 - abs(approximate) * 1e-9:
+            return True  # well inside the tolerance: no float error can put it outside
         number = quoted.number * factor
         tolerance = max(half_step, quoted.half_step * factor)
         if abs(number - figure) <= tolerance:
             return True
     return False
+
+
+@functools.lru_cache(maxsize=256)
+def _readings(quoted_unit: str, unit: str, fraction: bool) -> tuple[tuple[Fraction, float], ...]:
+    """``_factors`` with each factor's float beside it (asked for every number of every quote)."""
+    return tuple((factor, float(factor)) for factor in _factors(quoted_unit, unit, fraction))
 
 
 def _factors(quoted_unit: str, unit: str, fraction: bool) -> tuple[Fraction, ...]:
