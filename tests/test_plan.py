@@ -126,3 +126,11 @@ def test_the_command_answers_in_text_and_json(fixture_root: Path) -> None:
     assert (
         refused.returncode == 2 and "plan: no sound model file models/nope.yaml" in refused.stderr
     )
+
+
+def test_an_mla_latent_is_held_whole_by_every_rank(fixture_root: Path) -> None:
+    # DeepSeek-V3: 61 MLA layers x (512 + 64) x 2 B = 70,272 B/token; the latent has no heads
+    # to split, so each of 8 tensor-parallel ranks holds all of it
+    answer = answer_from_dataset(fixture_root, Question("deepseek-v3", "h200", 8, 4096, 1))
+    assert answer.arithmetic["bytes_per_token"] == 70_272
+    assert answer.arithmetic["bytes_per_token_per_device"] == 70_272

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from kvrecords.kv.arithmetic import kv_report, parse_element_type
-from kvrecords.kv.geometry import Attention, Model
+from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent
 from kvrecords.kv.hardware import Hardware
 from kvrecords.kv.units import GIB, Unknown
 from kvrecords.kv.weights import BILLION, parameter_billions, weight_format
@@ -199,10 +199,13 @@ def _arithmetic(
 
 def _per_device(bytes_per_token: Fraction, model: Model, tp: int) -> int:
     """Per device under tensor parallelism: heads split across ranks (replicated when there are
-    fewer heads than ranks, so a rank never holds less than one head)."""
+    fewer heads than ranks, so a rank never holds less than one head); an MLA latent has no
+    heads to split, so every rank holds all of it."""
     share = Fraction(0)
     for group in model.leaf_groups():
-        if isinstance(group, Attention) and group.kv_heads:
+        if isinstance(group, MultiHeadLatent) and group.layers:
+            share = Fraction(1)
+        elif isinstance(group, Attention) and group.kv_heads:
             share = max(share, Fraction(max(1, group.kv_heads // tp), group.kv_heads))
     return math.ceil(bytes_per_token * (share or Fraction(1, tp)))
 
