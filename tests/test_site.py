@@ -1033,3 +1033,19 @@ def test_site_build_without_its_extra_names_the_extra(tmp_path: Path) -> None:
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "pip install 'kv-efficiency-records[site]'" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_planner_pages_answer_each_model_on_the_accelerators_its_records_ran_on(
+    root: Path, site: Path
+) -> None:
+    html = (site / "planner" / "llama-3.1-8b--1x-h100-sxm.html").read_text(encoding="utf-8")
+    verdicts = re.findall(r'class="planner-cell ([a-z-]+)"', html)
+    # 3 contexts (4,096, 32,768, 131,072 tokens) x 3 user counts (1, 8, 32), row by row.
+    # Llama 3.1 8B: 32 layers x 8 KV heads x (128 + 128) x 2 B = 131,072 B/token, so 4,096
+    # tokens are 0.5 GiB and 131,072 tokens 16 GiB a user; one H100's pool of about 45-57 GiB
+    # holds one short request, and never 32 users of 131,072 tokens (512 GiB)
+    assert len(verdicts) == 9
+    assert verdicts[0] == "fits" and verdicts[-1] == "does-not-fit", verdicts
+    assert "vllm-cpu-offload-llama31-8b-h100" in html
+    model_page = (site / "models" / "llama-3.1-8b.html").read_text(encoding="utf-8")
+    assert 'href="../planner/llama-3.1-8b--1x-h100-sxm.html"' in model_page

@@ -279,3 +279,19 @@ def test_accelerator_page_tables_sort(browser: WebDriver, site: Path) -> None:
     assert len(numbers) >= 3 and numbers == sorted(numbers)
     assert keys[len(numbers) :] == [""] * (len(keys) - len(numbers)), "empty cells go last"
     assert _severe(browser) == []
+
+
+def test_a_planner_page_shows_its_grid_and_links_its_evidence(
+    browser: WebDriver, site: Path
+) -> None:
+    # Llama 3.1 8B on one H100 SXM, as the test dataset's CPU-offload record ran it
+    browser.get((site / "planner" / "llama-3.1-8b--1x-h100-sxm.html").as_uri())
+    assert _severe(browser) == []
+    cells = browser.find_elements(By.CSS_SELECTOR, "#planner-grid td.planner-cell")
+    assert len(cells) == 9  # 3 contexts x 3 user counts
+    cells[0].find_element(By.TAG_NAME, "a").click()
+    assert browser.current_url.endswith("#evidence")
+    evidence = browser.find_element(By.ID, "evidence").find_element(
+        By.XPATH, "following-sibling::ul"
+    )
+    assert "vllm-cpu-offload-llama31-8b-h100" in evidence.text

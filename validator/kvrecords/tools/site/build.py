@@ -9,6 +9,7 @@ from kvrecords.tools.site.data import gather
 from kvrecords.tools.site.documents import document_pages
 from kvrecords.tools.site.formatting import page_name
 from kvrecords.tools.site.pages import Pages
+from kvrecords.tools.site.planner import planner_pages
 
 ASSETS = ("site.css", "site.js")
 
@@ -20,7 +21,8 @@ def build_site(root: Path, out: Path) -> list[Path]:
     """
     site = gather(root)
     documents = document_pages(root, site)
-    pages = Pages(site, documents)
+    planners = planner_pages(site)
+    pages = Pages(site, documents, planners)
     files: dict[Path, str] = {}
     assets = resources.files("kvrecords.tools.site").joinpath("assets")
     for name in ASSETS:
@@ -34,6 +36,8 @@ def build_site(root: Path, out: Path) -> list[Path]:
         files[out / "hardware" / f"{page_name(page.hardware_class.id)}.html"] = pages.hardware(page)
     for document in documents:
         files[out / document.name] = pages.document(document)
+    for planner in planners:
+        files[out / "planner" / f"{planner.name}.html"] = pages.planner(planner)
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

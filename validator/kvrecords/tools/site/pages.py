@@ -38,6 +38,7 @@ from kvrecords.tools.site.formatting import (
     record_href,
     sort_key,
 )
+from kvrecords.tools.site.planner import USERS, PlannerPage
 from kvrecords.tools.site.runs import setting_text
 
 UP = "../"
@@ -188,10 +189,16 @@ def model_bars(models: Sequence[ModelEntry], root: str) -> list[ModelBar]:
 class Pages:
     """Each page of one site as HTML text."""
 
-    def __init__(self, site: SiteData, documents: Sequence[DocumentPage] = ()) -> None:
+    def __init__(
+        self,
+        site: SiteData,
+        documents: Sequence[DocumentPage] = (),
+        planners: Sequence[PlannerPage] = (),
+    ) -> None:
         self.site = site
         self.env = environment()
         self.env.globals["documents"] = documents  # linked from every page's navigation
+        self.planners = planners
 
     def index(self) -> str:
         records = self.site.records
@@ -262,12 +269,22 @@ class Pages:
             family=FAMILIES[attention_family(entry.model)][0],
             per_token=per_token_text,
             model_chart=model_chart(entry.model, entry.chart_max_context),
+            planners=[page for page in self.planners if page.model.id == entry.id],
         )
 
     def document(self, page: DocumentPage) -> str:
         """A page made from one of the project's Markdown documents."""
         return self.env.get_template("document.html").render(
             title=page.title, root="", body=page.body
+        )
+
+    def planner(self, page: PlannerPage) -> str:
+        """One model on one set of accelerators: the plan grid and the records behind it."""
+        return self.env.get_template("planner.html").render(
+            title=f"{page.model.model.name} on {page.devices} x {page.hardware.name}: does it fit?",
+            root=UP,
+            page=page,
+            users_columns=USERS,
         )
 
     def hardware(self, page: HardwarePage) -> str:
