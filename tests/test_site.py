@@ -441,7 +441,7 @@ def _table_rows(page: str, css_class: str) -> list[str]:
     table = page[page.index(f'<table class="{css_class}">') :]
     table = table[: table.index("</table>")]
     rows = []
-    for row in re.findall(r"<tr>(.*?)</tr>", table, re.DOTALL):
+    for row in re.findall(r"<tr(?: [^>]*)?>(.*?)</tr>", table, re.DOTALL):
         cells = re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.DOTALL)
         rows.append("|".join(" ".join(re.sub(r"<[^>]+>", " ", c).split()) for c in cells))
     return rows
@@ -575,7 +575,7 @@ def _ranked(page: str, technique: str) -> list[str]:
     table is ranked by the figure each cell sorts by, largest first."""
     section = page[page.index(f'<h3 id="technique-{technique}">') :]
     table = section[: section.index("</table>")]
-    keys = [float(k) for k in re.findall(r'<tr><td class="num" data-sort="([^"]+)">', table)]
+    keys = [float(k) for k in re.findall(r'<tr[^>]*><td class="num" data-sort="([^"]+)">', table)]
     assert keys == sorted(keys, reverse=True)
     return [row.split("|")[0] for row in _table_rows(section, "by-technique")[1:]]
 
@@ -1049,3 +1049,12 @@ def test_planner_pages_answer_each_model_on_the_accelerators_its_records_ran_on(
     assert "vllm-cpu-offload-llama31-8b-h100" in html
     model_page = (site / "models" / "llama-3.1-8b.html").read_text(encoding="utf-8")
     assert 'href="../planner/llama-3.1-8b--1x-h100-sxm.html"' in model_page
+
+
+def test_an_accelerator_ranking_names_each_rows_model_and_count_to_filter_by(site: Path) -> None:
+    page = (site / "hardware" / "h100.html").read_text(encoding="utf-8")
+    rows = re.findall(r'<tr data-model="([^"]*)" data-count="([^"]*)">', page)
+    assert rows and all(model for model, _ in rows)
+    options = re.findall(r'<select id="rank-count">(.*?)</select>', page, re.DOTALL)[0]
+    counts = re.findall(r'<option value="(\d+)">', options)
+    assert counts == sorted(counts, key=int) and set(counts) >= {c for _, c in rows if c}

@@ -295,3 +295,18 @@ def test_a_planner_page_shows_its_grid_and_links_its_evidence(
         By.XPATH, "following-sibling::ul"
     )
     assert "vllm-cpu-offload-llama31-8b-h100" in evidence.text
+
+
+def test_an_accelerator_ranking_filters_by_accelerator_count(
+    browser: WebDriver, site: Path
+) -> None:
+    browser.get((site / "hardware" / "h100.html").as_uri())
+    assert _severe(browser) == []
+    rows = browser.find_elements(By.CSS_SELECTOR, "table.by-technique tbody tr")
+    counts = {row.get_attribute("data-count") for row in rows}
+    choice = sorted(c for c in counts if c)[0]
+    Select(browser.find_element(By.ID, "rank-count")).select_by_value(choice)
+    shown = [row for row in rows if row.is_displayed()]
+    assert shown and all(row.get_attribute("data-count") == choice for row in shown)
+    Select(browser.find_element(By.ID, "rank-count")).select_by_value("")
+    assert len([row for row in rows if row.is_displayed()]) == len(rows)

@@ -289,10 +289,20 @@ class Pages:
 
     def hardware(self, page: HardwarePage) -> str:
         rows = record_change_rows(page.records, UP, page.hardware_class.id)
+        record_rows = {entry.slug: entry.row for entry in page.records}
         return self.env.get_template("hardware.html").render(
             title=f"{page.hardware_class.name}: what each technique bought",
             root=UP,
             page=page,
+            record_rows=record_rows,
+            rank_models=sorted({row["model"] for row in record_rows.values()}),
+            rank_counts=sorted(
+                {
+                    row["accelerator_count"]
+                    for row in record_rows.values()
+                    if row["accelerator_count"]
+                }
+            ),
             context_charts=context_charts(page.points, UP),
             changes=change_chart(
                 "chart-changes",

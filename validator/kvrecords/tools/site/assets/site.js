@@ -126,3 +126,24 @@
   form.addEventListener("submit", (event) => event.preventDefault());
   applyFilters();
 })();
+
+(function () {
+  // An accelerator page's ranking, filtered by the records' model and accelerator count, so a
+  // reader with one card does not read a 16-GPU cluster's gain first.
+  const model = document.getElementById("rank-model");
+  const count = document.getElementById("rank-count");
+  if (!model || !count) {
+    return;
+  }
+  function applyRankFilters() {
+    document.querySelectorAll("table.by-technique tbody tr").forEach((row) => {
+      const show =
+        (model.value === "" || row.dataset.model === model.value) &&
+        (count.value === "" || row.dataset.count === count.value);
+      row.hidden = !show;
+    });
+  }
+  model.addEventListener("change", applyRankFilters);
+  count.addEventListener("change", applyRankFilters);
+  applyRankFilters();
+})();
