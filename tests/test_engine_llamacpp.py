@@ -93,7 +93,7 @@ def test_recurrent_line_of_build_7404_qwen3_next() -> None:
 
 def test_recurrent_line_with_rs_seq_qwen35_9b_b9849() -> None:
     # A public start-up log of Qwen3.5-9B (UD-Q4_K_XL) on llama-server build 9849 (799fcc04a),
-    # -c 8192 -np 1 (found in the public code index by its log line):
+    # -c 8192 -np 1 (public GitHub code found by its log line):
     #   llama_memory_recurrent: size =   50.25 MiB (     1 cells,  32 layers,  1 seqs  0 rs_seq),
     #   R (f32):    2.25 MiB, S (f32):   48.00 MiB
     # and "Vulkan0 KV buffer size = 256.00 MiB". By hand: R 24 x 3 x (32 x 128 + 2 x 16 x 128)

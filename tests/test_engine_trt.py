@@ -39,7 +39,7 @@ def test_pool_of_issue_1188_prints_the_quoted_line() -> None:
 
 def test_the_latest_release_matches_a_1_2_1_log() -> None:
     # A TensorRT-LLM 1.2.1 smoke run on one H100, PyTorch backend, Qwen/Qwen3-Reranker-0.6B
-    # (Qwen3ForCausalLM, BF16, 28 layers; code index, find_string "for max tokens in paged KV
+    # (Qwen3ForCausalLM, BF16, 28 layers; public GitHub code found by its line "for max tokens in paged KV
     # cache ("): "[MemUsageChange] Allocated 68.69 GiB for max tokens in paged KV cache
     # (643136)." Qwen3-0.6B's shape: 28 x 2 x 8 KV heads x 128 x 2 B = 114,688 B/token;
     # 643,136 x 114,688 = 73,759,981,568 B = 68.694 GiB, printed 68.69.
@@ -68,7 +68,7 @@ def test_fp8_cache_holds_one_byte_per_value() -> None:
 
 def test_sliding_window_layers_keep_the_whole_pool() -> None:
     # gpt-oss-120b on DGX Spark, TensorRT-LLM 1.1.0rc3, PyTorch backend (a public log in the
-    # code index, find_string "for max tokens in paged KV cache"): "Adjusted
+    # public GitHub code found by its line "for max tokens in paged KV cache"): "Adjusted
     # max_attention_window_vec to [8224]" (one window), "kv size is 73728", "Allocated 0.56 GiB
     # ... (8224)" and "Allocated 5.95 GiB ... (86720)". All 36 layers, the 18 window-128 ones
     # included: 36 x 2 x 8 heads x 64 x 2 B = 73,728 B/token. 8,224 x 73,728 = 606,339,072 B =

@@ -2,7 +2,7 @@
 
 Read from TensorRT-LLM's source (facts only; no code carried over). The wheels are published on
 NVIDIA's own index, which this project cannot reach; the PyPI sdists are stubs. The files were
-read through a code index of github.com/NVIDIA/TensorRT-LLM at commit b35ac1b6 (``version.py``:
+read from stored copies of github.com/NVIDIA/TensorRT-LLM at commit b35ac1b6 (``version.py``:
 1.2.0rc2) and at older stored versions of the same files (line numbers are not given: the files
 were read as text, not from a checkout):
 
