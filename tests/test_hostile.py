@@ -286,3 +286,42 @@ def test_a_record_of_adversarial_prose_up_to_the_size_cap_is_checked_in_seconds(
     assert time.monotonic() - started < 30
     assert result.returncode in (0, 1), result.stderr
     assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_a_path_outside_the_dataset_is_a_usage_error(seed_dataset: Path, tmp_path: Path) -> None:
+    # a pre-commit run from the wrong folder must not report "no problems" for files it never read
+    outside = tmp_path / "elsewhere.yaml"
+    outside.write_text("id: x\n")
+    result = run_cli("validate", str(outside), cwd=seed_dataset)
+    assert result.returncode == 2
+    assert f"{outside}: outside the dataset at" in result.stderr
+
+
+def test_kv_from_a_named_pipe_is_refused_without_waiting(tmp_path: Path) -> None:
+    import os
+
+    from conftest import REPO, spawn_cli
+
+    fifo = tmp_path / "startup.log"
+    os.mkfifo(fifo)
+    result = spawn_cli("kv", "--from-log", str(fifo), cwd=REPO)  # its timeout fails a hang
+    assert result.returncode == 1  # as any log that cannot be read
+    assert "not a regular file" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_reader_that_stops_early_ends_the_output_quietly(seed_dataset: Path) -> None:
+    import subprocess
+    import sys
+
+    code = "from kvrecords.cli.main import main; raise SystemExit(main())"
+    with subprocess.Popen(
+        [sys.executable, "-c", code, "rules", "--markdown"],
+        cwd=seed_dataset,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()  # as `kvrecords rules --markdown | head -0` would
+        errors = process.stderr.read().decode()
+        assert process.wait(timeout=120) == 1
+    assert errors == ""

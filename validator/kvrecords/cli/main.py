@@ -8,6 +8,8 @@ or ``--help``, goes through click in ``app.py``. Exit codes: 0 clean, 1 problems
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +30,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return stop.code if isinstance(stop.code, int) else 2
     except KeyboardInterrupt:
         return 2
+    except BrokenPipeError:
+        # the reader stopped early (kvrecords validate | head): nothing is left to say, and the
+        # interpreter's last flush must not fail on the closed pipe either
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except Exception as error:
         print(f"kvrecords: internal error: {type(error).__name__}: {error}", file=sys.stderr)
         return 2

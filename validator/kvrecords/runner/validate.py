@@ -178,6 +178,10 @@ def _select(
     given = _Given()
     for path in paths:
         absolute = path if path.is_absolute() else Path.cwd() / path
+        # the folder resolved, not the file: a symlink leading out is KV009's to report
+        if not _is_under(absolute.parent.resolve() / absolute.name, root):
+            # a run from the wrong folder must not pass what it never read
+            raise UsageError(f"{path}: outside the dataset at {root}")
         if absolute.is_dir():
             given.add_folder(absolute, [*all_records(), *models.values()])
         elif absolute.name.endswith(".schema.json") and absolute.parent.name == SCHEMA_DIR:

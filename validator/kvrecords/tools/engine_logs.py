@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
@@ -449,7 +450,10 @@ def read_log(text: str) -> LogReading:
 def read_log_file(path: Path) -> LogReading:
     """Read ``path``; ``LogError`` when it is unreadable, binary, too large or has no figures."""
     try:
-        size = path.stat().st_size
+        status = path.stat()
+        if not stat.S_ISREG(status.st_mode):  # a pipe or a device would block or never end
+            raise LogError(f"{path}: not a regular file; save the log to a file first")
+        size = status.st_size
         if size > MAX_BYTES:
             raise LogError(f"{path}: {size:,} bytes; a start-up log over {MAX_BYTES:,} is refused")
         data = path.read_bytes()
