@@ -791,3 +791,23 @@ def test_command_names_the_missing_key_and_the_way_by_hand(empty_dataset: Path) 
     assert done.stderr.startswith(f"kvrecords: {path}: config has no head_dim")
     assert "write models/<id>.yaml by hand" in done.stderr
     assert not (empty_dataset / "models" / "other.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        # past Python's 4,300-digit limit for reading an integer
+        ('{"model_type": "llama", "num_hidden_layers": ' + "9" * 5000 + "}", "4300 digits"),
+        ("[" * 200_000 + "]" * 200_000, "nested too deeply"),
+    ],
+)
+def test_a_hostile_config_is_refused_with_its_reason(
+    empty_dataset: Path, text: str, reason: str
+) -> None:
+    path = empty_dataset / "config.json"
+    path.write_text(text, encoding="utf-8")
+    done = run_cli("model", "import-hf", str(path), "--id", "hostile", cwd=empty_dataset)
+    assert done.returncode == 2 and "internal error" not in done.stderr
+    assert done.stderr.startswith(f"kvrecords: {path}: not a readable JSON config")
+    assert reason in done.stderr
+    assert not (empty_dataset / "models" / "hostile.yaml").exists()

@@ -137,6 +137,9 @@ def site_build(out: Path) -> None:
     )
 
 
+MAX_CONFIG_BYTES = 4 * 1024 * 1024  # a Hugging Face config.json is a few KB
+
+
 @click.group()
 def model() -> None:
     """Model geometry files."""
@@ -177,9 +180,13 @@ def import_hf(
     from kvrecords.tools.hf_import import model_yaml_from_hf_config
 
     try:
+        if config_path.stat().st_size > MAX_CONFIG_BYTES:
+            fail(f"{config_path}: over {MAX_CONFIG_BYTES:,} bytes; a model config is a few KB")
         config = json.loads(config_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (OSError, ValueError) as error:  # JSON errors; integers past Python's digit limit
         fail(f"{config_path}: not a readable JSON config: {error}")
+    except RecursionError:
+        fail(f"{config_path}: not a readable JSON config: nested too deeply")
     if not isinstance(config, dict):
         fail(f"{config_path}: the config must be a JSON object")
     root = dataset_root()
