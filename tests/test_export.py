@@ -359,3 +359,25 @@ def test_an_output_that_cannot_be_written_is_refused_by_name(dataset: Path, tmp_
         assert result.returncode == 2, (output_format, result.stderr)
         assert result.stderr.startswith(f"kvrecords: {output}: "), result.stderr
         assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_integer_past_int64_is_kept_exact_in_parquet(
+    empty_dataset: Path, tmp_path: Path
+) -> None:
+    import pyarrow.parquet as pq
+
+    seed = (
+        FIXTURE_DATASET / "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml"
+    ).read_text()
+    stated = "  hardware:\n    accelerator: rtx-5090\n    count: 1\n"
+    assert stated in seed
+    huge = 10**20  # past int64's 9.2e18, still a valid record
+    record = seed.replace(stated, f"  hardware:\n    accelerator: rtx-5090\n    count: {huge}\n")
+    (empty_dataset / "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml").write_text(
+        record
+    )
+    out = tmp_path / "metrics.parquet"
+    done = export("--metrics", "--format", "parquet", "-o", str(out), cwd=empty_dataset)
+    assert done.returncode == 0, done.stderr
+    column = pq.read_table(out).column("accelerator_count")
+    assert str(column.type) == "decimal128(38, 0)" and int(column[0].as_py()) == huge

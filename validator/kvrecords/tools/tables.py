@@ -137,10 +137,19 @@ def parquet_bytes(table: Table) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    wide = {  # integer columns holding a value past int64: exact decimals instead
+        column.name
+        for column in table.columns
+        if column.type == "integer"
+        and any(
+            isinstance(row[column.name], int) and not _INT64_MIN <= row[column.name] <= _INT64_MAX
+            for row in table.rows
+        )
+    }
     fields = [
         pa.field(
             column.name,
-            _arrow_type(pa, column.type),
+            pa.decimal128(38, 0) if column.name in wide else _arrow_type(pa, column.type),
             nullable=not column.required,
             metadata={"description": column.description},
         )
@@ -154,13 +163,32 @@ def parquet_bytes(table: Table) -> bytes:
     }
     schema = pa.schema(fields, metadata=metadata)
     columns = {
-        column.name: [_arrow_value(column, row[column.name]) for row in table.rows]
+        column.name: [
+            _wide(row[column.name])
+            if column.name in wide
+            else _arrow_value(column, row[column.name])
+            for row in table.rows
+        ]
         for column in table.columns
     }
     arrow_table = pa.Table.from_pydict(columns, schema=schema)
     sink = pa.BufferOutputStream()
     pq.write_table(arrow_table, sink)
     return bytes(sink.getvalue().to_pybytes())
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _wide(value: Any) -> Any:
+    """An integer past int64 as an exact decimal (Parquet's decimal128 holds 38 digits)."""
+    from decimal import Decimal
+
+    if value is None:
+        return None
+    if abs(value) >= 10**38:
+        raise ValueError(f"{value} has more than 38 digits, more than a Parquet decimal holds")
+    return Decimal(value)
 
 
 def write_parquet(table: Table, path: Path) -> None:
