@@ -23,6 +23,7 @@ from kvrecords.checks import (
     quotes,
     references,
     runs,
+    statistics,
 )
 from kvrecords.checks.context import RecordContext
 from kvrecords.checks.plausibility import decode, fit, links, prefill
@@ -43,6 +44,7 @@ FAMILIES: tuple[ModuleType, ...] = (
     runs,
     engine_reported,
     quotes,
+    statistics,
     prose,
     models,
     hardware,
@@ -75,6 +77,7 @@ RECORD_CHECKS = (
     measurements.check_ranges,
     runs.check_runs,
     quotes.check_quotes,
+    statistics.check_statistic_order,
     prose.check_prose,
 )
 
