@@ -9,6 +9,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from conftest import FIXTURE_DATASET, REPO, run_cli, spawn_cli
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.models import load_model_file
@@ -18,6 +20,7 @@ from kvrecords.tools.export import (
     COLUMNS,
     METRIC_COLUMNS,
     RECORD_COLUMNS,
+    csv_cell,
     record_row,
     record_table,
     rows,
@@ -381,3 +384,22 @@ def test_an_integer_past_int64_is_kept_exact_in_parquet(
     assert done.returncode == 0, done.stderr
     column = pq.read_table(out).column("accelerator_count")
     assert str(column.type) == "decimal128(38, 0)" and int(column[0].as_py()) == huge
+
+
+@pytest.mark.parametrize(
+    ("value", "cell"),
+    [
+        ('=HYPERLINK("http://example.org")', '\'=HYPERLINK("http://example.org")'),
+        ("@SUM(A1:A2)", "'@SUM(A1:A2)"),
+        ("+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"),
+        ("-2+3", "'-2+3"),
+        ("-13%", "-13%"),  # a signed figure a source states is a figure, not a formula
+        ("+2.4x", "+2.4x"),
+        (-31.2, "-31.2"),  # numbers are written as they are
+        ("vLLM blog", "vLLM blog"),
+    ],
+)
+def test_csv_cells_a_spreadsheet_would_run_as_formulas_are_neutralised(
+    value: object, cell: str
+) -> None:
+    assert csv_cell(value) == cell

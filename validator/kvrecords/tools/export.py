@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterable
 from decimal import Decimal
 from fractions import Fraction
@@ -211,12 +212,26 @@ def _flat(value: Any) -> str:
     return str(value)
 
 
+# A spreadsheet reads a cell that starts with one of these as a formula (CSV injection); a
+# signed figure such as -13% or +2.4x is a figure, not a formula.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_SIGNED_FIGURE = re.compile(r"[-+][0-9][0-9.,]*(%|x|pp)?")
+
+
+def csv_cell(value: Any) -> str:
+    """A CSV cell: text a spreadsheet would run as a formula gets a leading apostrophe, as the
+    OWASP guidance on CSV injection says; figures are written as they are."""
+    cell = _flat(value)
+    formula = isinstance(value, str) and cell.startswith(_FORMULA_START)
+    return "'" + cell if formula and not _SIGNED_FIGURE.fullmatch(cell) else cell
+
+
 def to_csv(table: Iterable[dict[str, Any]], columns: tuple[str, ...] = COLUMNS) -> str:
     stream = io.StringIO()
     writer = csv.writer(stream, lineterminator="\n")
     writer.writerow(columns)
     for row in table:
-        writer.writerow([_flat(row[column]) for column in columns])
+        writer.writerow([csv_cell(row[column]) for column in columns])
     return stream.getvalue()
 
 
