@@ -325,3 +325,17 @@ def test_a_reader_that_stops_early_ends_the_output_quietly(seed_dataset: Path) -
         errors = process.stderr.read().decode()
         assert process.wait(timeout=120) == 1
     assert errors == ""
+
+
+def test_kv_and_explain_do_not_follow_a_symlink_out_of_the_dataset(
+    seed_dataset: Path, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("id: secret-contents\n")
+    (seed_dataset / "models/leaky.yaml").symlink_to(secret)
+    (seed_dataset / "records/kv-efficiency/leak.yaml").symlink_to(secret)
+    for args in (["kv", "leaky"], ["explain", "records/kv-efficiency/leak.yaml"]):
+        result = run_cli(*args, cwd=seed_dataset)
+        assert result.returncode == 2, args
+        assert "symlink leading outside the dataset" in result.stderr
+        assert "secret-contents" not in result.stdout + result.stderr

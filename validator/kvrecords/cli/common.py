@@ -59,3 +59,11 @@ def fail(message: str) -> NoReturn:
     """Exit 2 with a message: a usage error, or a failure that is not the dataset's."""
     print(f"kvrecords: {message}", file=sys.stderr)
     sys.exit(2)
+
+
+def inside_dataset(root: Path, path: Path) -> Path:
+    """``path``, when it does not lead outside the dataset through a symlink (exit 2 otherwise):
+    what validate refuses as KV009, kv and explain do not read either."""
+    if path.is_symlink() and not path.resolve().is_relative_to(root.resolve()):
+        fail(f"{path}: a symlink leading outside the dataset at {root}; not read")
+    return path

@@ -22,7 +22,7 @@ from kvrecords.cli.choices import (
     format_option,
     layers_option,
 )
-from kvrecords.cli.common import dataset_root, fail
+from kvrecords.cli.common import dataset_root, fail, inside_dataset
 
 
 @click.command()
@@ -213,12 +213,13 @@ def _model_path(model: str) -> Path:
         if not Path(model).is_file():
             fail(f"no model file {model}")
         return Path(model)
-    models = dataset_root() / "models"
+    root = dataset_root()
+    models = root / "models"
     path = models / f"{model}.yaml"
     if not path.is_file():
         hint = did_you_mean(model, (known.stem for known in models.glob("*.yaml")))
         fail(f"model {model!r}: models/{model}.yaml does not exist{hint}")
-    return path
+    return inside_dataset(root, path)
 
 
 def _kv_from_log(path: Path) -> None:

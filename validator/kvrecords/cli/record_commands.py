@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from kvrecords.cli.choices import TECHNIQUES, dtype_option, format_option, layers_option
-from kvrecords.cli.common import dataset_root, fail
+from kvrecords.cli.common import dataset_root, fail, inside_dataset
 
 
 @click.command()
@@ -128,7 +128,7 @@ def explain(record: Path) -> None:
     root = dataset_root()
     if not record.is_file():
         fail(f"no record file {record}{_close_records(root, record)}")
-    click.echo(explain_record(root, record))
+    click.echo(explain_record(root, inside_dataset(root, record)))
 
 
 def _close_records(root: Path, record: Path) -> str:
