@@ -328,3 +328,13 @@ def test_two_releases_are_compared_without_the_working_tree(repo: Path) -> None:
     assert f"the derived figures of {len(moved)} records move" in markdown
     bad = run_cli("review", "--base", "data-1", "--head", "no-such-tag", cwd=repo)
     assert bad.returncode == 2 and "'no-such-tag' names no commit" in bad.stderr
+
+
+def test_only_the_pages_deploy_job_may_publish() -> None:
+    # the build job runs the dataset's code; Pages-write and the OIDC token belong to the job
+    # that runs none of it
+    site = _workflow("pages.yml")
+    assert site["permissions"] == {"contents": "read"}
+    assert "permissions" not in site["jobs"]["build"]
+    assert site["jobs"]["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
+    assert not any(step.get("run") for step in site["jobs"]["deploy"]["steps"])
