@@ -134,3 +134,18 @@ def test_an_mla_latent_is_held_whole_by_every_rank(fixture_root: Path) -> None:
     answer = answer_from_dataset(fixture_root, Question("deepseek-v3", "h200", 8, 4096, 1))
     assert answer.arithmetic["bytes_per_token"] == 70_272
     assert answer.arithmetic["bytes_per_token_per_device"] == 70_272
+
+
+def test_techniques_rank_by_the_first_figure_of_each_stated_speedup() -> None:
+    from kvrecords.tools.plan import _techniques
+
+    nearest = [
+        {"id": "a", "speedup": "2x–22x", "techniques": ["kv_offload"]},
+        {"id": "b", "speedup": "9x", "techniques": ["prefix_caching"]},
+        {"id": "c", "speedup": None, "techniques": ["mla"]},  # nothing measured: not ranked
+    ]
+    ranked = _techniques(nearest)
+    assert [(t["technique"], t["record"]) for t in ranked] == [
+        ("prefix_caching", "b"),
+        ("kv_offload", "a"),  # 2x, not 222x read off the digits of "2x–22x"
+    ]

@@ -17,6 +17,7 @@ come from public start-up logs (``STARTUP_MEMORY``), each range with the rows it
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
@@ -445,11 +446,9 @@ def _techniques(nearest: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _number(text: str) -> float:
-    digits = "".join(ch for ch in str(text) if ch.isdigit() or ch == ".")
-    try:
-        return float(digits)
-    except ValueError:
-        return 0.0
+    """The first figure of a stated speedup (``23x``, ``2x-22x``, ``up to 9x``), for ranking."""
+    found = re.search(r"\d+(?:\.\d+)?", str(text))
+    return float(found[0]) if found else 0.0
 
 
 # ---- text --------------------------------------------------------------------------------
