@@ -147,5 +147,5 @@ def test_techniques_rank_by_the_first_figure_of_each_stated_speedup() -> None:
     ranked = _techniques(nearest)
     assert [(t["technique"], t["record"]) for t in ranked] == [
         ("prefix_caching", "b"),
-        ("kv_offload", "a"),  # 2x, not 222x read off the digits of "2x–22x"
+        ("kv_offload", "a"),  # 2x, not 222x read off the digits of the range
     ]
