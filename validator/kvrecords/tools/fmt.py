@@ -115,13 +115,12 @@ PARALLEL_FILES = 40
 def format_files(paths: list[Path], root: Path, *, check: bool) -> list[FileOutcome]:
     """Each file formatted in place, or with ``check`` only compared, in the order given."""
     import multiprocessing
+    import threading
 
     jobs = min(os.cpu_count() or 1, 8)
-    if (
-        len(paths) < PARALLEL_FILES
-        or jobs < 2
-        or "fork" not in multiprocessing.get_all_start_methods()
-    ):
+    forkable = "fork" in multiprocessing.get_all_start_methods()
+    # forking a process that runs other threads may deadlock: then one process does it all
+    if len(paths) < PARALLEL_FILES or jobs < 2 or not forkable or threading.active_count() > 1:
         return _outcomes(paths, root, check)
     from concurrent.futures import ProcessPoolExecutor
 
