@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, NamedTuple
 
@@ -9,6 +10,9 @@ from kvrecords.dataset.document import Document, JsonPath
 from kvrecords.kv.geometry import Model
 from kvrecords.kv.units import Written, exact
 from kvrecords.problems import Problem, Rule
+
+# The geometry of a model a run or a draft names other than the record's (None: not sound).
+ModelLookup = Callable[[str], Model | None]
 
 
 class RecordContext(NamedTuple):

@@ -11,11 +11,11 @@ model honestly cannot size the model or engine (``NotCovered``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any, NamedTuple
 
-from kvrecords.checks.context import RecordContext
+from kvrecords.checks.context import ModelLookup, RecordContext
 from kvrecords.checks.runs import Bounds, show_figure, value_bounds
 from kvrecords.dataset.document import JsonPath
 from kvrecords.dataset.records import Measured, runs
@@ -53,8 +53,6 @@ ENGINE_MODELS = {
     "sglang": "sglang",
     "tensorrt-llm": "tensorrt-llm",
 }
-
-ModelLookup = Callable[[str], Model | None]
 
 
 class Candidate(NamedTuple):

@@ -64,6 +64,8 @@ def fail(message: str) -> NoReturn:
 def inside_dataset(root: Path, path: Path) -> Path:
     """``path``, when it does not lead outside the dataset through a symlink (exit 2 otherwise):
     what validate refuses as KV009, kv and explain do not read either."""
-    if path.is_symlink() and not path.resolve().is_relative_to(root.resolve()):
+    from kvrecords.dataset.layout import escapes_root
+
+    if path.is_symlink() and escapes_root(root.resolve(), path):
         fail(f"{path}: a symlink leading outside the dataset at {root}; not read")
     return path

@@ -540,20 +540,10 @@ def to_json(answer: Answer) -> dict[str, Any]:
 def answer_from_dataset(root: Path, question: Question) -> Answer:
     """Read what the question needs from the dataset at ``root`` and answer it."""
     from kvrecords.checks.hardware import hardware_catalog
-    from kvrecords.dataset.models import load_model_file
+    from kvrecords.tools.explain import model_lookup
     from kvrecords.tools.export import rows
 
-    models: dict[str, Model | None] = {}
-
-    def model_of(model_id: str) -> Model | None:
-        if model_id not in models:
-            path = root / "models" / f"{model_id}.yaml"
-            try:
-                models[model_id] = load_model_file(path) if path.is_file() else None
-            except ValueError:
-                models[model_id] = None
-        return models[model_id]
-
+    model_of = model_lookup(root)
     model = model_of(question.model_id)
     if model is None:
         raise PlanRefused(f"no sound model file models/{question.model_id}.yaml")

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kvrecords.checks.context import RecordContext
+from kvrecords.checks.context import ModelLookup, RecordContext
 from kvrecords.checks.plausibility.decode import DECODE_ROOFLINE, evaluate_decode
 from kvrecords.checks.plausibility.fit import (
     FIT,
@@ -63,7 +63,6 @@ from kvrecords.checks.plausibility.prefill import PREFILL_CEILING, evaluate_pref
 from kvrecords.checks.plausibility.setup import (
     Evaluation,
     Inputs,
-    ModelLookup,
     RunSetup,
     measured_value,
     run_setups,

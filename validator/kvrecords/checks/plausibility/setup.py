@@ -11,11 +11,11 @@ compare (``Figure``). The family modules (fit, decode, prefill) turn setups into
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any, NamedTuple
 
-from kvrecords.checks.context import RecordContext
+from kvrecords.checks.context import ModelLookup, RecordContext
 from kvrecords.checks.plausibility.links import SETTINGS
 from kvrecords.dataset.document import JsonPath
 from kvrecords.dataset.hardware import HardwareIndex
@@ -140,9 +140,6 @@ def skip(rule: Rule, check: str, path: JsonPath, reason: str) -> Evaluation:
 
 
 # ---- inputs ---------------------------------------------------------------------------------
-
-
-ModelLookup = Callable[[str], Model | None]
 
 
 class HardwareReading(NamedTuple):
