@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +69,10 @@ class BenchRun:
     engine_version: str | None = None
     flags: tuple[str, ...] = ()  # engine settings the file records, as 'name value'
     model: str | None = None  # as the file names it (a Hugging Face id, a GGUF file name)
+    # keys of the file under this run (and, for a file of one run, anywhere in it) holding a
+    # value the reader did not take: a statistic the vocabulary has no name for (p25, mode), a
+    # figure with no metric, a key it does not know; listed so that nothing is dropped unseen
+    not_imported: tuple[str, ...] = ()
 
 
 def stated_as(run: BenchRun, figure: BenchFigure) -> str:
@@ -131,7 +136,10 @@ def _load_readers() -> None:
 
 
 def load_json(raw: bytes) -> Any:
-    """Strict JSON: UTF-8, finite numbers only, at most MAX_JSON_DEPTH levels, errors located."""
+    """Strict JSON: UTF-8, finite numbers only, at most MAX_JSON_DEPTH levels, errors located.
+
+    Decimal numbers keep the text they were written with (``written_text``)."""
+    _refuse_oversized(raw)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -169,10 +177,32 @@ def _refuse_constant(name: str) -> Any:
 
 
 def _finite_float(text: str) -> float:
-    value = float(text)
+    value = WrittenFloat(text)
     if not math.isfinite(value):
         raise ValueError(f"{text} is beyond a finite double")
+    value.text = text
     return value
+
+
+class WrittenFloat(float):
+    """A decimal number read from a result file, with its text as written (``2.50``, ``1e-05``):
+    a figure's ``raw`` is what the file says, not Python's spelling of the nearest double."""
+
+    __slots__ = ("text",)
+    text: str
+
+
+def written_text(value: int | float) -> str:
+    """The number as the file wrote it, where the loader kept it; else Python's spelling."""
+    return value.text if isinstance(value, WrittenFloat) else repr(value)
+
+
+def _refuse_oversized(raw: bytes) -> None:
+    if len(raw) > MAX_BENCH_BYTES:
+        raise BenchFileError(
+            f"the file is {len(raw):,} bytes; a result file is read only up to "
+            f"{MAX_BENCH_BYTES:,} bytes (keep the tool's summary, not its per-request dump)"
+        )
 
 
 def _depth(data: Any) -> int:
@@ -187,3 +217,114 @@ def _depth(data: Any) -> int:
         elif isinstance(value, list):
             stack.extend((child, level + 1) for child in value)
     return deepest
+
+
+def load_yaml(raw: bytes) -> Any:
+    """A YAML result file (llm-d's benchmark report) as plain data, read as strictly as JSON.
+
+    The parser's event stream only, so nothing in the file can construct an object: anchors,
+    aliases and tags are refused, as are duplicate keys, several documents and ``.nan``; the
+    YAML 1.2 core schema resolves plain scalars (``2025-11-05T18:00:42Z`` stays text). ``.inf``
+    is read as infinity, which a report writes for an unbounded concurrency; a reader refuses it
+    as a figure. Numbers keep their text, as ``load_json``'s do.
+    """
+    import yaml
+
+    _refuse_oversized(raw)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise BenchFileError(f"not UTF-8 (byte {error.start})") from None
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    events = yaml.parse(text, Loader=loader)
+    try:
+        return _YamlBuilder(events).document()
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        raise BenchFileError(f"not YAML: {error.problem or error}", line, column) from None
+    except yaml.YAMLError as error:
+        raise BenchFileError(f"not YAML: {error}") from None
+
+
+_YAML_INT = re.compile(r"[-+]?[0-9]+")
+_YAML_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+_YAML_INF = re.compile(r"[-+]?\.(inf|Inf|INF)")
+
+
+class _YamlBuilder:
+    """Plain data from PyYAML's event stream, bounded in depth (the stream is read lazily, so a
+    hostile file stops at its first refused event)."""
+
+    def __init__(self, events: Any) -> None:
+        self.events = events
+
+    def document(self) -> Any:
+        roots: list[Any] = []
+        for event in self.events:
+            name = type(event).__name__
+            if name in ("StreamStartEvent", "StreamEndEvent", "DocumentEndEvent"):
+                continue
+            if name == "DocumentStartEvent":
+                if roots:
+                    raise _located("a result file holds one YAML document; found a second", event)
+                continue
+            roots.append(self._node(event, 1))
+        if not roots:
+            raise BenchFileError("the file is empty")
+        return roots[0]
+
+    def _node(self, event: Any, depth: int) -> Any:
+        name = type(event).__name__
+        if name == "AliasEvent" or getattr(event, "anchor", None):
+            raise _located("anchors and aliases are not read in a result file", event)
+        if getattr(event, "tag", None):  # set only when the file writes one
+            raise _located(f"tag {event.tag} is not read in a result file", event)
+        if depth > MAX_JSON_DEPTH:
+            raise _located(f"nested deeper than {MAX_JSON_DEPTH} levels", event)
+        if name == "ScalarEvent":
+            return event.value if event.style else _plain_scalar(event)
+        if name == "SequenceStartEvent":
+            items: list[Any] = []
+            for child in self.events:
+                if type(child).__name__ == "SequenceEndEvent":
+                    return items
+                items.append(self._node(child, depth + 1))
+        if name == "MappingStartEvent":
+            mapping: dict[str, Any] = {}
+            for key in self.events:
+                if type(key).__name__ == "MappingEndEvent":
+                    return mapping
+                if type(key).__name__ != "ScalarEvent" or key.anchor or key.tag:
+                    raise _located("a key must be plain text", key)
+                if key.value in mapping:
+                    raise _located(f"duplicate key {key.value!r}", key)
+                mapping[key.value] = self._node(next(self.events), depth + 1)
+        raise _located(f"unexpected YAML event {name}", event)
+
+
+def _located(message: str, event: Any) -> BenchFileError:
+    mark = event.start_mark
+    return BenchFileError(message, mark.line + 1, mark.column + 1)
+
+
+def _plain_scalar(event: Any) -> Any:
+    text: str = event.value
+    if text in ("", "~", "null", "Null", "NULL"):
+        return None
+    if text in ("true", "True", "TRUE"):
+        return True
+    if text in ("false", "False", "FALSE"):
+        return False
+    if len(text) <= 4300 and _YAML_INT.fullmatch(text):
+        return int(text)
+    infinite = _YAML_INF.fullmatch(text)
+    if infinite or (len(text) <= 400 and _YAML_FLOAT.fullmatch(text)):
+        value = WrittenFloat(text.replace(".", "", 1) if infinite else text)  # '-.inf' -> '-inf'
+        if math.isinf(value) and not infinite:
+            raise _located(f"{text} is beyond a finite double", event)
+        value.text = text
+        return value
+    if text in (".nan", ".NaN", ".NAN"):
+        raise _located(f"{text} is not a number a benchmark can report", event)
+    return text

@@ -1,0 +1,114 @@
+"""A tool's summary of one measured quantity (its mean, median, percentiles and standard
+deviation) turned into figures of the metric vocabulary, and what the reader did not take.
+
+GuideLLM, AIPerf / GenAI-Perf and llm-d's report each give a quantity as a small mapping of
+statistics (``{"mean": .., "median": .., "std_dev": .., "percentiles": {"p90": ..}}``); the
+readers differ only in the statistic names and where the mapping stands, which they pass in.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any, NamedTuple
+
+from kvrecords.dataset.bench import BenchFigure, BenchFileError, written_text
+
+
+class Quantity(NamedTuple):
+    """How one quantity of a file becomes a metric."""
+
+    metric: str  # a name from kv/metrics.py
+    scale: float = 1  # the factor from the file's unit to the metric's (1000: seconds to ms)
+    scope: str | None = None  # per_sequence or aggregate, for rates
+
+
+def number(value: Any, key: str) -> int | float | None:
+    """A figure of the file: a finite number, or None where the file writes null. A text, a
+    boolean or a collection where a number belongs is refused with its key."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        shown = type(value).__name__ if isinstance(value, dict | list) else repr(value)[:40]
+        raise BenchFileError(f"a number belongs here, not {shown}", key=key)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise BenchFileError(f"{written_text(value)} is not a figure a benchmark reports", key=key)
+    return value
+
+
+def summary_figures(
+    summary: Any,
+    key: str,
+    quantity: Quantity,
+    statistics: Mapping[str, str],
+    spread_key: str | None,
+    not_imported: list[str],
+) -> list[BenchFigure]:
+    """The figures of one summary at ``key``: each statistic named in ``statistics`` (the
+    tool's name, dotted for a nested one such as ``percentiles.p90``, to the record's), the
+    standard deviation at ``spread_key`` as the spread of the mean. Every other entry is added
+    to ``not_imported``; a null statistic is one the tool did not compute and is skipped."""
+    if not isinstance(summary, dict):
+        raise BenchFileError("a mapping of statistics belongs here", key=key)
+    figures: list[BenchFigure] = []
+    spread = None
+    if spread_key is not None and spread_key in summary:
+        std = number(summary[spread_key], f"{key}.{spread_key}")
+        spread = None if std is None else _scaled(std, quantity.scale, f"{key}.{spread_key}")
+    for name, value in _flattened(summary):
+        where = f"{key}.{name}"
+        if name == spread_key:
+            continue
+        if name not in statistics:
+            if value is not None:
+                not_imported.append(where)
+            continue
+        figure = number(value, where)
+        if figure is None:
+            continue
+        statistic = statistics[name]
+        figures.append(
+            BenchFigure(
+                quantity.metric,
+                statistic,
+                _scaled(figure, quantity.scale, where),
+                where,
+                written_text(figure),
+                spread if statistic == "mean" else None,
+                quantity.scope,
+            )
+        )
+    if spread is not None and not any(f.statistic == "mean" for f in figures):
+        not_imported.append(f"{key}.{spread_key}")  # a spread with no mean to stand beside
+    return figures
+
+
+def _flattened(summary: dict[str, Any]) -> list[tuple[str, Any]]:
+    """``{"percentiles": {"p90": 1}}`` as ``[("percentiles.p90", 1)]``: one level deep, as the
+    tools nest their percentiles."""
+    items: list[tuple[str, Any]] = []
+    for name, value in summary.items():
+        if isinstance(value, dict):
+            items += [(f"{name}.{inner}", child) for inner, child in value.items()]
+        else:
+            items.append((name, value))
+    return items
+
+
+def _scaled(value: int | float, scale: float, key: str) -> int | float:
+    """The value in the metric's unit: the file's decimal text times the factor, in decimal
+    (0.05029489721637218 s is 50.29489721637218 ms, not the double product's ...185)."""
+    if scale == 1:
+        return value
+    scaled = float(Decimal(written_text(value)) * Decimal(repr(scale)))
+    if not math.isfinite(scaled):
+        raise BenchFileError(
+            f"{written_text(value)} x {scale:g} is beyond a finite double", key=key
+        )
+    return scaled
+
+
+def unknown_keys(data: dict[str, Any], known: frozenset[str], prefix: str = "") -> list[str]:
+    """The keys of ``data`` a reader does not know, as key paths, for ``not_imported``."""
+    return [f"{prefix}{name}" for name in data if name not in known]
