@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -149,11 +150,8 @@ def test_an_unknown_strategy_is_a_located_error() -> None:
     assert error.value.key == "benchmarks[3].config.strategy.type_"
 
 
-def _at(data: object, key: str) -> float:
+def _at(data: Any, key: str) -> float:
     for part in key.replace("[", ".[").split("."):
-        if part.startswith("["):
-            data = data[int(part[1:-1])]  # type: ignore[index]
-        else:
-            data = data[part]  # type: ignore[index]
+        data = data[int(part[1:-1])] if part.startswith("[") else data[part]
     assert isinstance(data, int | float)
     return data
