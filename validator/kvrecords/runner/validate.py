@@ -33,6 +33,7 @@ from kvrecords.dataset.document import (
     parse_document,
     read_dataset_file,
 )
+from kvrecords.dataset.evidence import record_of_evidence
 from kvrecords.dataset.hardware import HardwareCatalog, hardware_index
 from kvrecords.dataset.layout import (
     ID_PATTERN,
@@ -175,7 +176,7 @@ def _select(
     all_records = functools.cache(functools.partial(discover, root, "record"))
     if not paths:
         return Selection(all_records(), sorted(models), sorted(hardware_ids))
-    given = _Given()
+    given = _Given(root)
     for path in paths:
         absolute = path if path.is_absolute() else Path.cwd() / path
         # the folder resolved, not the file: a symlink leading out is KV009's to report
@@ -193,6 +194,10 @@ def _select(
         given.record_displays |= _dependents(
             root, all_records(), given.changed_models, given.changed_hardware
         )
+    if given.evidence_owners:
+        given.record_displays |= {
+            r.display for r in all_records() if r.expected_id in given.evidence_owners
+        }
     records = given.records
     if given.record_displays:
         records |= {r.display: r for r in all_records() if r.display in given.record_displays}
@@ -206,7 +211,9 @@ def _select(
 class _Given:
     """The files a run was given, sorted by what checking them takes."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.evidence_owners: set[str] = set()  # record ids whose kept files were given
         self.records: dict[str, DatasetFile] = {}  # given record files, by display path
         self.record_displays: set[str] = set()  # records to take from the full listing
         self.model_ids: set[str] = set()
@@ -228,6 +235,11 @@ class _Given:
         models: dict[str, DatasetFile],
         hardware_ids: list[str],
     ) -> None:
+        owner = record_of_evidence(self.root, absolute.parent.resolve() / absolute.name)
+        if owner is not None:
+            # a kept result file, changed or removed: its record re-reads it
+            self.evidence_owners.add(owner)
+            return
         if dataset_file is None:
             if not absolute.exists():
                 raise UsageError(f"{given}: no such file")
@@ -369,6 +381,8 @@ def check_record_file(
     problems += null_reason_problems(document, "not_stated")
     problems += placeholder_problems(document)
     problems += date_problems(document)
+    if "evidence" in document.data:  # the kept result files, read only for a record listing them
+        problems += _evidence_problems(root, document, dataset_file)
     model_id: str = document.data["model"]
     state = state_of(model_id) if ID_PATTERN.fullmatch(model_id) else None
     link = model_link_problem(root, document, state is not None)
@@ -384,6 +398,16 @@ def check_record_file(
     return problems + record_problems(
         context, named_hardware, lambda model_id: sound_model(state_of, model_id)
     )
+
+
+def _evidence_problems(root: Path, document: Document, dataset_file: DatasetFile) -> list[Problem]:
+    from kvrecords.checks.evidence import evidence_problems
+    from kvrecords.dataset.evidence import read_evidence, unlisted_files
+
+    listed = document.data["evidence"]
+    record_id = dataset_file.expected_id
+    files = read_evidence(root, record_id, listed)
+    return evidence_problems(document, files, unlisted_files(root, record_id, listed))
 
 
 def check_model_file(

@@ -135,6 +135,9 @@ def _load_readers() -> None:
     from kvrecords.dataset.bench import readers  # noqa: F401
 
 
+load_readers = _load_readers  # for callers that use FORMATS without read_bench_file
+
+
 def load_json(raw: bytes) -> Any:
     """Strict JSON: UTF-8, finite numbers only, at most MAX_JSON_DEPTH levels, errors located.
 
