@@ -15,6 +15,10 @@ from typing import Any, NamedTuple
 
 from kvrecords.dataset.bench import BenchFigure, BenchFileError, written_text
 
+# No benchmark figure comes near this (10^15 ms is 31,700 years; 10^15 tokens, a thousand
+# times a large training corpus): a larger one is a corrupted or hostile file.
+MAX_FIGURE = 1e15
+
 
 class Quantity(NamedTuple):
     """How one quantity of a file becomes a metric."""
@@ -67,6 +71,10 @@ def summary_figures(
         figure = number(value, where)
         if figure is None:
             continue
+        if abs(figure) > MAX_FIGURE:
+            raise BenchFileError(
+                f"{written_text(figure)} is not a figure a benchmark reports", key=where
+            )
         statistic = statistics[name]
         figures.append(
             BenchFigure(
