@@ -17,12 +17,13 @@ from kvrecords.runner.reporters import counted
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["csv", "json", "jsonl", "markdown", "parquet", "datapackage"]),
+    type=click.Choice(["csv", "json", "jsonl", "markdown", "parquet", "datapackage", "llm-d"]),
     default="csv",
     show_default=True,
     help="parquet: a typed Parquet file (needs pyarrow: pip install "
     "'kv-efficiency-records[parquet]'). datapackage: a folder with the CSV tables and their "
-    "datapackage.json (Frictionless Data).",
+    "datapackage.json (Frictionless Data). llm-d: a folder of llm-d benchmark reports "
+    "(version 0.2), one per run.",
 )
 @click.option(
     "--output",
@@ -36,7 +37,16 @@ from kvrecords.runner.reporters import counted
     help="One row per record x run x metric (and per comparison between runs) instead of one "
     "per record; not with --format markdown.",
 )
-def export(output_format: str, output: Path | None, metrics: bool) -> None:
+@click.option(
+    "--record",
+    "record_ids",
+    multiple=True,
+    metavar="ID",
+    help="With --format llm-d: only this record's runs (repeatable; kv-efficiency/<slug>).",
+)
+def export(
+    output_format: str, output: Path | None, metrics: bool, record_ids: tuple[str, ...]
+) -> None:
     """The dataset, one row per record: measured figures, recomputed KV figures, model,
     hardware, engine, technique, source and confidence; with --metrics, one row per measured
     figure with its run's configuration. Every row carries the dataset version.
@@ -48,6 +58,11 @@ def export(output_format: str, output: Path | None, metrics: bool) -> None:
     if output_format in ("parquet", "datapackage"):
         _export_files(output_format, output, metrics)
         return
+    if output_format == "llm-d":
+        _export_llm_d(output, list(record_ids))
+        return
+    if record_ids:
+        fail("--record selects records for --format llm-d only")
     if metrics and output_format == "markdown":
         fail("--metrics writes csv, json, jsonl, parquet or datapackage, not markdown")
     root = clean_root()
@@ -99,6 +114,31 @@ def _export_files(output_format: str, output: Path | None, metrics: bool) -> Non
         fail(str(error))
     except OSError as error:
         fail(f"{output}: {error.strerror or error}")
+
+
+def _export_llm_d(output: Path | None, record_ids: list[str]) -> None:
+    """One llm-d benchmark report (v0.2) per run, in a folder; what a report cannot hold is
+    listed on standard error."""
+    from kvrecords.dataset.atomic import write_atomically
+    from kvrecords.tools.export_llm_d import reports, to_yaml
+
+    if output is None:
+        fail("--format llm-d writes a report per run: give --output FOLDER")
+    root = clean_root()
+    found = reports(root, record_ids or None)
+    missing = sorted(set(record_ids) - {r.report["run"]["eid"] for r in found})
+    if missing:
+        fail(f"no record {', '.join(missing)} (give ids as kv-efficiency/<slug>)")
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        for report in found:
+            write_atomically(output / report.file_name, to_yaml(report.report))
+    except OSError as error:
+        fail(f"{output}: {error.strerror or error}")
+    for report in found:
+        for figure in report.not_exported:
+            click.echo(f"{report.file_name}: not exported: {figure}", err=True)
+    click.echo(f"wrote {counted(len(found), 'report')} to {output}", err=True)
 
 
 @click.group()
