@@ -216,3 +216,13 @@ def test_a_record_without_evidence_reads_no_evidence(
 def _line(tmp_path: Path, text: str) -> int:
     lines = (tmp_path / "dataset" / RECORD).read_text().splitlines()
     return next(number for number, line in enumerate(lines, 1) if text in line)
+
+
+def test_a_kept_file_whose_record_is_gone_is_a_problem(tmp_path: Path) -> None:
+    root = _dataset(tmp_path)
+    (root / RECORD).unlink()
+    done = run_cli("validate", EVIDENCE, cwd=root)
+    assert done.returncode == 1
+    assert f"evidence/{SLUG}:1:1: KV901 kept for kv-efficiency/{SLUG}, which has no record" in (
+        done.stdout
+    )

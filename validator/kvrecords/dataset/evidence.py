@@ -49,6 +49,21 @@ def record_of_evidence(root: Path, path: Path) -> str | None:
     return f"{RECORD_PREFIX}/{parts[1]}"
 
 
+def evidence_folders(root: Path, owners: frozenset[str] | None) -> list[tuple[str, str]]:
+    """(record id, display path) of each folder under evidence/ (or of ``owners`` only)."""
+    if owners is None:
+        try:
+            with os.scandir(root / EVIDENCE_DIR) as entries:
+                names = [entry.name for entry in entries if entry.is_dir()]
+        except OSError:
+            return []  # no evidence/ folder: nothing kept
+        owners = frozenset(f"{RECORD_PREFIX}/{name}" for name in names)
+    return [
+        (owner, f"{EVIDENCE_DIR}/{owner.removeprefix(f'{RECORD_PREFIX}/')}")
+        for owner in sorted(owners)
+    ]
+
+
 def read_evidence(root: Path, record_id: str, listed: list[Any]) -> list[EvidenceFile]:
     """Each file a (schema-valid) record lists, read and parsed in list order."""
     folder = evidence_folder(root.resolve(), record_id)

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from kvrecords.checks.context import RecordContext
 from kvrecords.checks.dates import date_problems
+from kvrecords.checks.evidence import orphan_evidence_problems
 from kvrecords.checks.files import identity_problems, modeline_problems
 from kvrecords.checks.hardware import hardware_catalog
 from kvrecords.checks.models import ModelState, judge_model_file
@@ -56,6 +57,8 @@ class Selection(NamedTuple):
     records: list[DatasetFile]
     model_ids: list[str]
     hardware_ids: list[str]
+    # record ids whose evidence/ folder to hold to having a record: every folder in a whole run
+    evidence_owners: frozenset[str] | None = frozenset()  # None: every folder under evidence/
 
 
 class Outcome(NamedTuple):
@@ -140,6 +143,8 @@ def validate(
         problems += _in_workers(checker, selection.records, jobs)
     else:
         problems += checker.records(selection.records)
+    if selection.evidence_owners != frozenset():
+        problems += orphan_evidence_problems(root, selection.evidence_owners)
     checked = len(selection.records) + len(selection.model_ids) + len(selection.hardware_ids)
     return Outcome(sorted(set(problems)), checked)
 
@@ -175,7 +180,7 @@ def _select(
     """
     all_records = functools.cache(functools.partial(discover, root, "record"))
     if not paths:
-        return Selection(all_records(), sorted(models), sorted(hardware_ids))
+        return Selection(all_records(), sorted(models), sorted(hardware_ids), None)
     given = _Given(root)
     for path in paths:
         absolute = path if path.is_absolute() else Path.cwd() / path
@@ -187,7 +192,7 @@ def _select(
             given.add_folder(absolute, [*all_records(), *models.values()])
         elif absolute.name.endswith(".schema.json") and absolute.parent.name == SCHEMA_DIR:
             # a schema change re-checks everything
-            return Selection(all_records(), sorted(models), sorted(hardware_ids))
+            return Selection(all_records(), sorted(models), sorted(hardware_ids), None)
         else:
             given.add_file(path, absolute, classify(root, absolute), models, hardware_ids)
     if given.changed_models or given.changed_hardware:
@@ -205,6 +210,7 @@ def _select(
         [records[display] for display in sorted(records)],
         sorted(given.model_ids),
         sorted(given.hardware_ids),
+        frozenset(given.evidence_owners),
     )
 
 
