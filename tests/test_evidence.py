@@ -159,8 +159,10 @@ def test_a_run_drawing_from_two_of_the_files_runs(tmp_path: Path) -> None:
         ".successful.median = 11.276006698608398'",
     )
     problems = _problems(_dataset(tmp_path, runs))
-    assert len(problems) == 1
-    assert "runs 'rate-2' and 'rate-4' both draw from 'constant 2 requests/s'" in problems[0]
+    assert len(problems) == 2
+    # its stated rate of 4 is not that benchmark's, and rate-2 already draws from it
+    assert "request_rate is 4; run 'rate-4' draws from 'constant 2 requests/s'" in problems[0]
+    assert "runs 'rate-2' and 'rate-4' both draw from 'constant 2 requests/s'" in problems[1]
 
 
 def test_a_listed_run_that_draws_nothing(tmp_path: Path) -> None:
@@ -226,3 +228,14 @@ def test_a_kept_file_whose_record_is_gone_is_a_problem(tmp_path: Path) -> None:
     assert f"evidence/{SLUG}:1:1: KV901 kept for kv-efficiency/{SLUG}, which has no record" in (
         done.stdout
     )
+
+
+def test_a_run_whose_settings_the_file_contradicts(tmp_path: Path) -> None:
+    # rate-4 draws from the benchmark at 4 requests/s but says 8; 2 requests completed, not 3
+    runs = RUNS.replace("    request_rate: 4\n", "    request_rate: 8\n    requests: 3\n")
+    problems = _problems(_dataset(tmp_path, runs))
+    assert [p.split(" KV901 ")[1] for p in problems] == [
+        "request_rate is 8; run 'rate-4' draws from 'constant 4 requests/s' of report.json, "
+        "whose request_rate is 4.0",
+        "requests is 3; 'constant 4 requests/s' of report.json completed 2",
+    ]

@@ -32,8 +32,9 @@ EVIDENCE = Rule(
     "folder, at most 16 MiB, readable by its format and with the stated sha256; every metric "
     "whose stated_as traces it ('<file>: <key> = <raw>') belongs to a run the file lists and "
     "equals what the file gives at that key (metric, statistic, raw text, value at the "
-    "precision written, spread); each listed run draws from one of the file's runs, and no two "
-    "from the same one.",
+    "precision written, spread); each listed run draws from one of the file's runs, no two "
+    "from the same one, and states no concurrency, request rate or request count that run "
+    "contradicts; a folder under evidence/ belongs to a record.",
     "A figure copied by hand slips (a median entered as a mean, seconds as ms, one digit); "
     "re-reading the tool's own file catches every such slip, and the digest ties the record to "
     "the bytes a reviewer can open.",
@@ -287,6 +288,50 @@ def _runs_drawn(
                     )
                 else:
                     drawn_by[source] = run_id
+            if len(sources) == 1:
+                [(source, trace)] = sources.items()
+                yield from _settings(document, trace.path[1], kept.runs[source], name)
+
+
+# The run settings a file may state, and the record's names for them.
+_SETTINGS = (("concurrency", "concurrency"), ("request_rate", "request_rate"))
+
+
+def _settings(document: Document, run_index: Any, drawn: BenchRun, name: str) -> Iterator[Problem]:
+    """A run's concurrency, request rate and request count against the file's run it draws
+    from, where both say one (a run's own setting, else the methodology's)."""
+    data = document.data
+    run = data["runs"][run_index]
+    for field, attribute in _SETTINGS:
+        in_run = field in run
+        stated = run[field] if in_run else data["methodology"].get(field)
+        given = getattr(drawn, attribute)
+        if given is None or not _contradicts(stated, given):
+            continue
+        path: JsonPath = ("runs", run_index, field) if in_run else ("methodology", field)
+        shown = "inf" if given == math.inf else format_number(given)
+        yield _at(
+            document,
+            path,
+            f"{field} is {stated}; run '{run['id']}' draws from '{drawn.label}' of {name}, "
+            f"whose {field} is {shown}",
+        )
+    requests = run.get("requests")
+    if isinstance(requests, int) and drawn.num_requests not in (None, requests):
+        yield _at(
+            document,
+            ("runs", run_index, "requests"),
+            f"requests is {requests}; '{drawn.label}' of {name} completed {drawn.num_requests}",
+        )
+
+
+def _contradicts(stated: Any, given: float) -> bool:
+    """Whether a stated concurrency or rate cannot be the file's (a range or null can be)."""
+    if stated in ("unbounded", "inf"):
+        return given != math.inf
+    if isinstance(stated, bool) or not isinstance(stated, int | float):
+        return False
+    return bool(exact(stated) != exact(repr(given))) if given != math.inf else True
 
 
 def _figure(runs: list[BenchRun], key: str) -> tuple[int, BenchFigure] | None:
