@@ -77,9 +77,12 @@ SECTIONS: dict[str, dict[str, tuple[str, dict[str, float], str | None]]] = {
 ENGINES = {"vllm": "vllm", "sglang": "sglang", "tensorrt-llm": "tensorrt-llm"}
 
 
+# the report's version as its first lines write it: "version: '0.2'" or "version": "0.2"
+_VERSION_LINE = re.compile(rb"""^\s*["']?version["']?\s*:\s*["']0\.2["']\s*,?\s*$""", re.MULTILINE)
+
+
 def detect(raw: bytes, name: str) -> bool:
-    head = raw[:4096]
-    return b"version" in head and (b"'0.2'" in head or b'"0.2"' in head) and b"results" in raw
+    return _VERSION_LINE.search(raw[:4096]) is not None and b"results" in raw
 
 
 def read(raw: bytes, file_name: str) -> list[BenchRun]:
