@@ -111,6 +111,15 @@ def test_genai_perf_and_the_older_records_layout(tmp_path: Path) -> None:
     [run] = read_bench_file(path)
     assert (run.concurrency, run.model) == (8, "my_model")
     assert _figure(run, "ttft_ms", "p99").value == 425.02943662
+    # GenAI-Perf's later config: model_names and perf_analyzer.stimulus
+    genai["input_config"] = {
+        "model_names": ["gpt2"],
+        "perf_analyzer": {"stimulus": {"request_rate": 4}},
+    }
+    path.write_text(json.dumps(genai))
+    [run] = read_bench_file(path)
+    assert (run.concurrency, run.request_rate, run.model) == (None, 4.0, "gpt2")
+    assert run.label == "4 requests/s"
     older = {"records": {"time_to_first_token": {"unit": "ms", "avg": 15.5}}, "input_config": {}}
     path.write_text(json.dumps(older))
     [run] = read_bench_file(path)

@@ -140,7 +140,7 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
         BenchRun(
             TOOL,
             file_name,
-            "concurrency " + str(concurrency) if concurrency else "profile",
+            _label(concurrency, request_rate),
             tuple(figures),
             concurrency=concurrency,
             request_rate=request_rate,
@@ -154,6 +154,12 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
     ]
 
 
+def _label(concurrency: int | None, request_rate: float | None) -> str:
+    if concurrency is not None:
+        return f"concurrency {concurrency}"
+    return f"{request_rate:g} requests/s" if request_rate is not None else "profile"
+
+
 def _avg(summary: Any, key: str, units: set[str]) -> float | None:
     """The ``avg`` of a quantity that is one value over the run (a count, a duration)."""
     if summary is None:
@@ -165,8 +171,9 @@ def _avg(summary: Any, key: str, units: set[str]) -> float | None:
 
 
 def _load(config: dict[str, Any]) -> tuple[int | None, float | None]:
-    """Concurrency and request rate: AIPerf's ``loadgen``, GenAI-Perf's top-level settings."""
-    loadgen = _section(config, "loadgen") or config
+    """Concurrency and request rate: AIPerf's ``loadgen``; GenAI-Perf's ``perf_analyzer.stimulus``
+    (``{"concurrency": 8}``), or its top-level settings before that."""
+    loadgen = _section(config, "loadgen") or _section(config, "perf_analyzer", "stimulus") or config
     concurrency = number(loadgen.get("concurrency"), "input_config.loadgen.concurrency")
     rate = number(loadgen.get("request_rate"), "input_config.loadgen.request_rate")
     if concurrency is not None and (concurrency != int(concurrency) or concurrency < 1):
@@ -185,7 +192,9 @@ def _mean_tokens(prompt: dict[str, Any], name: str) -> int | None:
 
 
 def _model(config: dict[str, Any]) -> str | None:
-    names = _section(config, "endpoint").get("model_names", config.get("model"))
+    names = _section(config, "endpoint").get("model_names") or config.get(
+        "model_names", config.get("model")
+    )
     if isinstance(names, list) and len(names) == 1:
         names = names[0]
     return names if isinstance(names, str) and names else None
