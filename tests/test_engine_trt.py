@@ -2,7 +2,7 @@
 
 Each expected figure is a printed one, quoted from the public source named beside it, or a
 hand computation in the comment from the model's published shape; none is the code's output
-pasted back. The rows are in /work/briefs/calibration-trt.md.
+pasted back. The rows are on docs/calibration.md (the TensorRT-LLM section).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from conftest import REPO, run_cli
 from kvrecords.dataset.models import load_model_file
 from kvrecords.kv.engines import ENGINES, NotCovered, UnknownValue, engine_report, tensorrt_llm
 from kvrecords.kv.engines.tensorrt_llm import TensorRtLlmOptions, report
-from kvrecords.kv.geometry import Model
+from kvrecords.kv.geometry import Attention, Model
 from kvrecords.tools.engine_logs import read_log
 
 
@@ -63,6 +63,52 @@ def test_fp8_cache_holds_one_byte_per_value() -> None:
     assert result.printed == (
         "Number of tokens per block: 32.",
         "[MemUsageChange] Allocated 16.05 GiB for max tokens in paged KV cache (263008).",
+    )
+
+
+def test_a_llama_2_7b_fp8_log_in_the_memory_page() -> None:
+    # NVIDIA/TensorRT-LLM docs/source/reference/memory.md @ 7ff53023, FAQ "How to debug the
+    # memory usage of TensorRT-LLM?" (model and version not named; H100, "total: 79.10 GiB"):
+    # "Number of blocks in KV cache primary pool: 4060" / "Number of tokens per block: 64." /
+    # "[MemUsageChange] Allocated 63.44 GiB for max tokens in paged KV cache (259840)."
+    # 4,060 x 64 = 259,840 tokens. Llama-2-7B in fp8: 32 layers x 2 x 32 KV heads x 128 x 1 B =
+    # 262,144 B/token (2^18); 259,840 x 2^18 = 68,115,496,960 B = 259,840 / 4,096 GiB =
+    # 63.4375 GiB, printed 63.44. The same log's "GPU 6678 (MiB)" after loading the engine fits
+    # Llama-2-7B's weights in 8 bits (docs/calibration.md).
+    options = TensorRtLlmOptions(kv_cache_dtype="fp8", tokens_per_block=64, version="0.12.0")
+    result = report(model("llama-2-7b"), 259_840, options)
+    assert result.engine_kv_bytes == 68_115_496_960
+    assert result.printed == (
+        "Number of tokens per block: 64.",
+        "[MemUsageChange] Allocated 63.44 GiB for max tokens in paged KV cache (259840).",
+    )
+
+
+def test_the_0_12_trtllm_bench_log_is_a_gpt_j_6b_pool() -> None:
+    # The trtllm-bench log of NVIDIA/TensorRT-LLM benchmarks/Suite.md (July 2024; replaced by a
+    # 0.12.0 run in later versions), summary "Model: meta-llama/Llama-2-7b-hf", "TensorRT-LLM
+    # Version: 0.12.0.dev2024073000", "KV Cache Dtype: FP8": "Number of blocks in KV cache
+    # primary pool: 4607" / "Number of tokens per block: 64." / "[MemUsageChange] Allocated
+    # 62.99 GiB for max tokens in paged KV cache (294848)." 4,607 x 64 = 294,848 tokens.
+    # kvCacheManager.cpp sizes the blocks and prints the bytes from the same per-token figure
+    # (layers x 2 x KV heads x head size x dtype bytes), and 62.99 GiB / 294,848 is 229,376 B:
+    # GPT-J-6B's shape in fp8 (28 layers x 2 x 16 heads x 256 x 1 B), whose 8-bit weights fit
+    # the log's "GPU 6166 (MiB)" (docs/calibration.md). 294,848 x 229,376 = 294,848 x 7 x 2^15
+    # = 67,631,054,848 B = 2,063,936 / 32,768 GiB = 62.986 GiB, printed 62.99.
+    gpt_j_6b = Model("gpt-j-6b-shape", "28 x 16 x 256", 28, (Attention(28, 16, 256),))
+    options = TensorRtLlmOptions(kv_cache_dtype="fp8", version="0.12.0.dev2024073000")
+    result = report(gpt_j_6b, 294_848, options)
+    assert result.engine_kv_bytes == 67_631_054_848
+    assert result.printed == (
+        "Number of tokens per block: 64.",
+        "[MemUsageChange] Allocated 62.99 GiB for max tokens in paged KV cache (294848).",
+    )
+    assert result.parts[0].how.startswith("4,607 blocks x 28 layers x 2 (K, V) x 16 heads")
+    # Llama-2-7B, which the summary names, would print 71.98: 294,848 x 2^18 B = 294,848 /
+    # 4,096 GiB = 71.984 GiB.
+    llama = report(model("llama-2-7b"), 294_848, options)
+    assert llama.printed[1] == (
+        "[MemUsageChange] Allocated 71.98 GiB for max tokens in paged KV cache (294848)."
     )
 
 
