@@ -35,6 +35,17 @@ were read as text, not from a checkout):
   decoding gets its own manager, which prints its own pair of lines.
 - ``kvCacheManager.cpp``, ``BaseKVCacheManager::calculateFreeMemBytes``: the share of free
   memory is ``KvCacheConfig::kDefaultGpuMemFraction`` (0.9) unless set; ``max_tokens`` caps it.
+- The 0.12 form (stored mid-2024 versions of ``kvCacheManager.cpp`` and ``kvCacheManager.h``,
+  before the per-window manager): ``KVCacheManager::calculateMaxNumBlocks`` takes max tokens =
+  fraction x (free memory + memory-pool free) / (``calculateCacheSizePerToken`` x
+  ``BufferDataType(dtype).getSize()``), truncated, then ``ceilDiv(max tokens, tokens per
+  block)`` primary blocks; ``calculateCacheSizePerToken`` is ``getSumLocalKvHeads`` (KV heads
+  summed over the rank's attention layers) x 2 x ``getSizePerHead``; ``BlockManager::
+  allocatePools`` makes ``{blocks, layers, 2, kvHeads x sizePerHead x tokensPerBlock}`` tensors
+  and ``KVCacheManager::allocatePools`` prints their volume x the same element size. fp8 has no
+  case of its own (one byte). The block count and the printed bytes share one per-token
+  figure, so a log whose figures imply another per-token size than the model's comes from
+  another shape (docs/calibration.md: the 0.12 trtllm-bench log is a GPT-J-6B pool).
 - ``tensorrt_llm/llmapi/llm_args.py``, ``KvCacheConfig.tokens_per_block``: default 32 (1.x).
   ``PluginConfig._tokens_per_block`` (engine builds) is 64 in an older stored version and 32 in
   later ones; logs date the change (``TOKENS_PER_BLOCK_DEFAULTS``).
