@@ -196,6 +196,9 @@ def test_a_changed_kept_file_brings_its_record_into_a_run(tmp_path: Path) -> Non
     assert done.returncode == 1
     assert f"{RECORD}:" in done.stdout and "KV901" in done.stdout
     assert "1 file checked" in done.stdout
+    # the record given alone reads its kept files too
+    done = run_cli("validate", RECORD, cwd=root)
+    assert done.returncode == 1 and "KV901" in done.stdout and "has sha256" in done.stdout
     # a removed kept file brings it in too, and says the file is missing
     (root / EVIDENCE).unlink()
     done = run_cli("validate", EVIDENCE, cwd=root)
@@ -239,3 +242,12 @@ def test_a_run_whose_settings_the_file_contradicts(tmp_path: Path) -> None:
         "whose request_rate is 4.0",
         "requests is 3; 'constant 4 requests/s' of report.json completed 2",
     ]
+
+
+def test_a_kept_file_name_that_is_a_path_is_refused_by_the_schema(tmp_path: Path) -> None:
+    root = _dataset(tmp_path)
+    record = root / RECORD
+    record.write_text(record.read_text().replace("file: report.json", "file: ../../etc/passwd"))
+    problems = validate(root).problems
+    assert [p.code for p in problems] == ["KV101"]
+    assert "evidence[0].file" in problems[0].message or "does not match" in problems[0].message
