@@ -279,7 +279,11 @@ def _explained(document: Document, path: JsonPath, error: Any) -> str:
 def _dtype_name(instance: str, pattern: str) -> str:
     """For a KV dtype the schema does not name: the schema's name for it, or the nearest, and
     every name the pattern lists. '' when the pattern is not the KV dtype's."""
-    if not (re.search(pattern, "bf16") and re.search(pattern, "q8_0")):
+    # the KV dtype's pattern names types: it takes bf16 and q8_0 and refuses a plain word (a
+    # file name's or an id's pattern takes all three)
+    if not (re.search(pattern, "bf16") and re.search(pattern, "q8_0")) or re.search(
+        pattern, "xyzzy"
+    ):
         return ""
     names = list(dict.fromkeys(re.findall(r"(?<=[(|])([a-z][a-z0-9_]*)(?=[|)])", pattern)))
     listed = f"the names: {', '.join(names)}; quantized forms <type>-g<G> and <type>-per-token-head"
