@@ -113,8 +113,10 @@ def _problems(
             f"{display} is kept but not listed, so nothing checks it; list it or remove it",
         )
     traces = list(_traces(data, by_name))
-    yield from _trace_problems(document, traces, listed)
-    yield from _runs_drawn(document, traces, listed, by_name)
+    # each readable file's figures by key, built once: a file may hold thousands of figures
+    indexes = {name: _index(kept.runs) for name, kept in by_name.items() if kept.runs}
+    yield from _trace_problems(document, traces, listed, indexes)
+    yield from _runs_drawn(document, traces, listed, by_name, indexes)
 
 
 def _traces(data: dict[str, Any], files: dict[str, EvidenceFile]) -> Iterator[_Trace]:
@@ -133,7 +135,10 @@ def _traces(data: dict[str, Any], files: dict[str, EvidenceFile]) -> Iterator[_T
 
 
 def _trace_problems(
-    document: Document, traces: list[_Trace], listed: list[dict[str, Any]]
+    document: Document,
+    traces: list[_Trace],
+    listed: list[dict[str, Any]],
+    indexes: dict[str, _Index],
 ) -> Iterator[Problem]:
     for trace in traces:
         entry = listed[trace.file.position]
@@ -156,7 +161,7 @@ def _trace_problems(
             continue
         if trace.file.runs is None:
             continue  # the file could not be read: reported at its entry
-        found = _figure(trace.file.runs, trace.key)
+        found = indexes.get(name, {}).get(trace.key)
         if found is None:
             yield _at(document, (*trace.path, "stated_as"), _missing(name, trace))
             continue
@@ -247,6 +252,7 @@ def _runs_drawn(
     traces: list[_Trace],
     listed: list[dict[str, Any]],
     files: dict[str, EvidenceFile],
+    indexes: dict[str, _Index],
 ) -> Iterator[Problem]:
     """Each listed run draws from the file, from one of its runs, and no two from the same."""
     for name, kept in files.items():
@@ -266,7 +272,7 @@ def _runs_drawn(
                 continue
             sources: dict[int, _Trace] = {}
             for trace in own:
-                found = _figure(kept.runs, trace.key)
+                found = indexes.get(name, {}).get(trace.key)
                 if found is not None:
                     sources.setdefault(found[0], trace)
             if len(sources) > 1:
@@ -334,12 +340,15 @@ def _contradicts(stated: Any, given: float) -> bool:
     return bool(exact(stated) != exact(repr(given))) if given != math.inf else True
 
 
-def _figure(runs: list[BenchRun], key: str) -> tuple[int, BenchFigure] | None:
-    for index, run in enumerate(runs):
-        for figure in run.figures:
-            if figure.key == key:
-                return index, figure
-    return None
+_Index = dict[str, tuple[int, "BenchFigure"]]  # a figure's key -> (its run's index, it)
+
+
+def _index(runs: list[BenchRun]) -> _Index:
+    return {
+        figure.key: (position, figure)
+        for position, run in enumerate(runs)
+        for figure in run.figures
+    }
 
 
 def _missing(name: str, trace: _Trace) -> str:
