@@ -12,12 +12,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from decimal import Decimal
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kvrecords.dataset.document import Document, JsonPath
-from kvrecords.dataset.evidence import EvidenceFile, evidence_folders
-from kvrecords.dataset.layout import RECORDS_DIR, YAML_SUFFIXES
+from kvrecords.dataset.evidence import EvidenceFile
 from kvrecords.kv.metrics import BY_NAME
 from kvrecords.kv.units import Written, disagreement, exact, format_number
 from kvrecords.problems import Problem, Rule
@@ -64,15 +62,18 @@ def evidence_problems(
     return sorted(_problems(document, files, unlisted))
 
 
-def orphan_evidence_problems(root: Path, owners: frozenset[str] | None) -> list[Problem]:
-    """KV901 for kept files whose record is gone (renamed or removed): nothing else would read
-    them. ``owners``: the record ids to look at, or None for every folder under evidence/."""
-    problems = []
-    for record_id, display in evidence_folders(root, owners):
-        if not any((root / RECORDS_DIR / f"{record_id}{end}").is_file() for end in YAML_SUFFIXES):
-            message = f"kept for {record_id}, which has no record file; move it with its record"
-            problems.append(EVIDENCE.problem(display, 1, 1, message))
-    return problems
+def orphan_evidence_problems(orphans: list[tuple[str, str]]) -> list[Problem]:
+    """KV901 for evidence folders whose record is gone (renamed or removed), as
+    ``dataset/evidence.py orphan_folders`` finds them: nothing else would read their files."""
+    return [
+        EVIDENCE.problem(
+            display,
+            1,
+            1,
+            f"kept for {record_id}, which has no record file; move it with its record",
+        )
+        for record_id, display in orphans
+    ]
 
 
 def _problems(

@@ -15,7 +15,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from kvrecords.dataset.layout import RECORD_PREFIX, escapes_root
+from kvrecords.dataset.layout import RECORD_PREFIX, RECORDS_DIR, YAML_SUFFIXES, escapes_root
 
 if TYPE_CHECKING:
     from kvrecords.dataset.bench import BenchRun
@@ -49,7 +49,17 @@ def record_of_evidence(root: Path, path: Path) -> str | None:
     return f"{RECORD_PREFIX}/{parts[1]}"
 
 
-def evidence_folders(root: Path, owners: frozenset[str] | None) -> list[tuple[str, str]]:
+def orphan_folders(root: Path, owners: frozenset[str] | None) -> list[tuple[str, str]]:
+    """(record id, display path) of each evidence folder whose record file is gone, among
+    ``owners`` (record ids), or among every folder under evidence/ when None."""
+    return [
+        (record_id, display)
+        for record_id, display in _evidence_folders(root, owners)
+        if not any((root / RECORDS_DIR / f"{record_id}{end}").is_file() for end in YAML_SUFFIXES)
+    ]
+
+
+def _evidence_folders(root: Path, owners: frozenset[str] | None) -> list[tuple[str, str]]:
     """(record id, display path) of each folder under evidence/ (or of ``owners`` only)."""
     if owners is None:
         try:

@@ -34,7 +34,7 @@ from kvrecords.dataset.document import (
     parse_document,
     read_dataset_file,
 )
-from kvrecords.dataset.evidence import record_of_evidence
+from kvrecords.dataset.evidence import orphan_folders, record_of_evidence
 from kvrecords.dataset.hardware import HardwareCatalog, hardware_index
 from kvrecords.dataset.layout import (
     ID_PATTERN,
@@ -144,7 +144,7 @@ def validate(
     else:
         problems += checker.records(selection.records)
     if selection.evidence_owners != frozenset():
-        problems += orphan_evidence_problems(root, selection.evidence_owners)
+        problems += orphan_evidence_problems(orphan_folders(root, selection.evidence_owners))
     checked = len(selection.records) + len(selection.model_ids) + len(selection.hardware_ids)
     return Outcome(sorted(set(problems)), checked)
 
