@@ -241,7 +241,7 @@ class _Given:
         models: dict[str, DatasetFile],
         hardware_ids: list[str],
     ) -> None:
-        owner = record_of_evidence(self.root, absolute.parent.resolve() / absolute.name)
+        owner = record_of_evidence(self.root.resolve(), absolute.parent.resolve() / absolute.name)
         if owner is not None:
             # a kept result file, changed or removed: its record re-reads it
             self.evidence_owners.add(owner)
