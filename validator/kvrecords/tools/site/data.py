@@ -268,6 +268,9 @@ class ModelEntry:
 # ---------------------------------------------------------------- the whole site
 
 SAME_TECHNIQUES = "same techniques, another setting"
+# A baseline run that leaves its techniques out has none by the schema's default, but what it
+# had is then the record's silence, not a statement: its changes are credited to no technique.
+UNSTATED_BASELINE = "baseline techniques not stated"
 
 
 @dataclass(frozen=True)
@@ -285,12 +288,19 @@ class HardwarePage:
         return page_name(self.hardware_class.id)
 
     def by_technique(self) -> list[tuple[str, list[Change]]]:
-        """Each technique a treatment added, with its changes ranked: most times better first."""
+        """Each technique a comparison's arms differ by, with its changes ranked: most times
+        better first; then the changes whose arms differ by none, and those whose baseline
+        does not say."""
         grouped: dict[str, list[Change]] = {}
         for change in self.changes:
-            for technique in change.added or (SAME_TECHNIQUES,):
+            if not change.baseline_stated:
+                found: tuple[str, ...] = (UNSTATED_BASELINE,)
+            else:
+                found = change.added or (SAME_TECHNIQUES,)
+            for technique in found:
                 grouped.setdefault(technique, []).append(change)
-        ordered = sorted(grouped, key=lambda t: (t == SAME_TECHNIQUES, t))
+        last = (SAME_TECHNIQUES, UNSTATED_BASELINE)
+        ordered = sorted(grouped, key=lambda t: (t in last, last.index(t) if t in last else 0, t))
         return [
             (t, sorted(grouped[t], key=lambda c: (-c.gain.at, c.record, c.to_id))) for t in ordered
         ]

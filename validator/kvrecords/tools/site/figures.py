@@ -8,7 +8,8 @@
   bought: how many times better it is than the baseline, read from the figure the source
   states (the validator has checked it against the runs where both give the metric). A time or
   a size (the vocabulary's ``lower_is_better``) is better when it falls, any other metric when
-  it rises, as a stated speedup already counts it.
+  it rises, as a stated speedup already counts it. What a change is credited to is what its
+  two arms differ by (``technique_difference``), never the record's techniques alone.
 """
 
 from __future__ import annotations
@@ -150,10 +151,26 @@ class Change(NamedTuple):
     to_id: str
     to_label: str
     gain: Position  # times better than the baseline
-    added: tuple[str, ...]  # the techniques the treatment has and the baseline has not
+    added: tuple[str, ...]  # the techniques the arms differ by (``technique_difference``)
+    baseline_stated: bool  # the baseline run states its techniques
     context: Any  # the treatment run's context as written
     class_id: str | None  # where the treatment run ran
     recomputed: str  # the validator's figure from the runs, '' when stated only
+    model: str  # the treatment run's model id
+    from_model: str  # the baseline run's
+    count: int | None  # the treatment run's accelerator count (None: not stated)
+    from_count: int | None  # the baseline run's
+
+    @property
+    def count_text(self) -> str:
+        """'8', 'not stated', or '1 → 16' when the arms ran on different counts."""
+
+        def shown(count: int | None) -> str:
+            return "not stated" if count is None else str(count)
+
+        if self.count == self.from_count:
+            return shown(self.count)
+        return f"{shown(self.from_count)} → {shown(self.count)}"
 
     @property
     def family(self) -> str:
@@ -223,6 +240,36 @@ def gain(kind: str, metric: str, stated: str) -> Position | None:
     return found
 
 
+def run_model(run: Run, record: dict[str, Any]) -> str:
+    """The model a run ran: its own, else the record's."""
+    return str(run.stated.get("model") or record["model"])
+
+
+def run_count(run: Run, record: dict[str, Any]) -> int | None:
+    """How many accelerators a run ran on: its hardware's count, else the record's."""
+    hardware = run.stated.get("hardware") or record["methodology"]["hardware"]
+    count = hardware.get("count")
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
+
+
+def technique_difference(start: Run, end: Run, record: dict[str, Any]) -> tuple[str, ...]:
+    """The techniques a comparison's treatment run has and its baseline run has not.
+
+    A run's techniques are its own, else the record's (none for a baseline, as the schema
+    says). The model's own design (MLA, windows, linear or sparse attention, shared layers)
+    differs only between arms that run different models: a comparison on one model, such as a
+    version upgrade or an engine against another, differs by none of it, whatever the record
+    is about.
+    """
+    before = set(start.techniques)
+    same_model = run_model(start, record) == run_model(end, record)
+    return tuple(
+        t
+        for t in end.techniques
+        if t not in before and t != BASELINE and not (same_model and t in ARCHITECTURE)
+    )
+
+
 def changes(
     slug: str,
     comparisons: Sequence[Comparison],
@@ -243,8 +290,6 @@ def changes(
         times = gain(stated["kind"], stated["metric"], stated["stated"])
         if times is None:
             continue
-        before = set(start.techniques)
-        added = tuple(t for t in end.techniques if t not in before and t != BASELINE)
         found.append(
             Change(
                 slug,
@@ -257,10 +302,15 @@ def changes(
                 end.id,
                 end.stated["label"],
                 times,
-                added,
+                technique_difference(start, end, record),
+                "techniques" in start.stated,
                 end.context(record),
                 placements[end.id].class_id,
                 recomputed.get(comparison.position, ""),
+                run_model(end, record),
+                run_model(start, record),
+                run_count(end, record),
+                run_count(start, record),
             )
         )
     return tuple(found)

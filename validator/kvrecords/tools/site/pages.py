@@ -289,20 +289,13 @@ class Pages:
 
     def hardware(self, page: HardwarePage) -> str:
         rows = record_change_rows(page.records, UP, page.hardware_class.id)
-        record_rows = {entry.slug: entry.row for entry in page.records}
         return self.env.get_template("hardware.html").render(
             title=f"{page.hardware_class.name}: what each technique bought",
             root=UP,
             page=page,
-            record_rows=record_rows,
-            rank_models=sorted({row["model"] for row in record_rows.values()}),
-            rank_counts=sorted(
-                {
-                    row["accelerator_count"]
-                    for row in record_rows.values()
-                    if row["accelerator_count"]
-                }
-            ),
+            # the ranking's filters: each treatment run's model and accelerator count
+            rank_models=sorted({change.model for change in page.changes}),
+            rank_counts=sorted({c.count for c in page.changes if c.count is not None}),
             context_charts=context_charts(page.points, UP),
             changes=change_chart(
                 "chart-changes",
