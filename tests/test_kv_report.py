@@ -16,7 +16,6 @@ import json
 from conftest import REPO, run_cli
 
 
-
 def _json(*args: str) -> dict:  # type: ignore[type-arg]
     result = run_cli("kv", *args, "--format", "json", cwd=REPO)
     assert result.returncode == 0, result.stderr
@@ -34,9 +33,7 @@ def test_an_fp8_engine_cache_is_compared_with_the_fp8_logical_figure() -> None:
     assert data["difference_bytes"] == 0
 
 
-def test_the_text_says_which_dtype_it_compares_in_and_never_reports_the_dtype_as_a_saving() -> (
-    None
-):
+def test_the_text_names_the_dtype_compared_and_reports_no_dtype_change_as_a_saving() -> None:
     result = run_cli(
         "kv", "llama-3.1-8b", "--context", "8192", "--engine", "vllm", "--kv-cache-dtype", "fp8",
         cwd=REPO,

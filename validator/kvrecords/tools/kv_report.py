@@ -289,7 +289,9 @@ def _engine_text(allocation: EngineReport, report: KvReport) -> str:
     comparison = compare(report, allocation)
     logical = comparison.total()
     kv_dtype, state_dtype = comparison.logical.dtype.name, comparison.logical.state_dtype.name
-    lines.append(f"engine allocates ({comparison.engine_dtype.written} cache): {_amount(engine_bytes)}")
+    lines.append(
+        f"engine allocates ({comparison.engine_dtype.written} cache): {_amount(engine_bytes)}"
+    )
     lines.append(f"logical ({kv_dtype} KV, {state_dtype} state): {_amount(logical)}")
     if engine_bytes is not None and logical is not None and logical:
         difference = engine_bytes - logical

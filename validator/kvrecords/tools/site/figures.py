@@ -158,19 +158,19 @@ class Change(NamedTuple):
     recomputed: str  # the validator's figure from the runs, '' when stated only
     model: str  # the treatment run's model id
     from_model: str  # the baseline run's
-    count: int | None  # the treatment run's accelerator count (None: not stated)
-    from_count: int | None  # the baseline run's
+    accelerators: int | None  # the treatment run's accelerator count (None: not stated)
+    from_accelerators: int | None  # the baseline run's
 
     @property
-    def count_text(self) -> str:
+    def accelerators_text(self) -> str:
         """'8', 'not stated', or '1 → 16' when the arms ran on different counts."""
 
         def shown(count: int | None) -> str:
             return "not stated" if count is None else str(count)
 
-        if self.count == self.from_count:
-            return shown(self.count)
-        return f"{shown(self.from_count)} → {shown(self.count)}"
+        if self.accelerators == self.from_accelerators:
+            return shown(self.accelerators)
+        return f"{shown(self.from_accelerators)} → {shown(self.accelerators)}"
 
     @property
     def family(self) -> str:

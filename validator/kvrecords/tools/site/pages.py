@@ -295,7 +295,9 @@ class Pages:
             page=page,
             # the ranking's filters: each treatment run's model and accelerator count
             rank_models=sorted({change.model for change in page.changes}),
-            rank_counts=sorted({c.count for c in page.changes if c.count is not None}),
+            rank_counts=sorted(
+                {c.accelerators for c in page.changes if c.accelerators is not None}
+            ),
             context_charts=context_charts(page.points, UP),
             changes=change_chart(
                 "chart-changes",
