@@ -706,6 +706,113 @@ def test_a_run_on_other_hardware_is_ranked_on_its_own_page(site: Path) -> None:
     assert "sglang-qwen3-235b-mooncake-hicache" in h800
 
 
+# ---------------------------------------------------------------- model pages
+
+
+class GroupsTable(HTMLParser):
+    """The cells of a model page's layer-group table, row by row, as text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.rows: list[list[str]] = []
+        self._inside = False
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table" and dict(attrs).get("class") == "groups":
+            self._inside = True
+        elif self._inside and tag == "tr":
+            self.rows.append([])
+        elif self._inside and tag == "td":
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table":
+            self._inside = False
+        elif tag == "td" and self._cell is not None:
+            self.rows[-1].append(words(" ".join(self._cell)))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def _leaf_groups(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Each leaf group of a model file with its path: a parallel group's mixers one by one."""
+    found = []
+    for index, group in enumerate(data["layer_groups"]):
+        if group["kind"] == "parallel":
+            for number, mixer in enumerate(group["mixers"]):
+                found.append((f"layer_groups[{index}].mixers[{number}]", mixer))
+        else:
+            found.append((f"layer_groups[{index}]", group))
+    return found
+
+
+NOT_DIMENSIONS = {"kind", "layers", "where"}
+
+
+def test_no_model_page_shows_an_unknown_the_model_does_not_have(root: Path, site: Path) -> None:
+    """Every model page: each dimension a group shows is one its model file has, and it reads
+    'unknown' exactly when the file leaves it null and lists it under unknown; a group whose
+    every dimension is published shows no unknown or '?' anywhere in its row, and the page
+    says 'unknown' only when the file lists something unknown."""
+    model_files = list(discover(root, "model"))
+    assert len(model_files) >= 40
+    for model_file in model_files:
+        document = read_document(model_file.path, model_file.display)
+        assert isinstance(document, Document)
+        data: dict[str, Any] = document.data
+        listed = {entry["field"] for entry in data.get("unknown", [])}
+        page_path = site / "models" / f"{model_file.expected_id}.html"
+        table = GroupsTable()
+        table.feed(page_path.read_text(encoding="utf-8"))
+        leaves = _leaf_groups(data)
+        body = [row for row in table.rows if row]  # the header row has no td
+        assert len(body) == len(leaves), page_path.name
+        for (path, group), row in zip(leaves, body, strict=True):
+            expected = []
+            for key, value in group.items():
+                if key in NOT_DIMENSIONS:
+                    continue
+                if isinstance(value, dict):  # the indexer's own dimensions
+                    expected += [(f"{key}.{k}", v) for k, v in value.items()]
+                else:
+                    expected.append((key, value))
+            shown = (
+                "none"
+                if not expected
+                else ", ".join(
+                    f"{key} {'unknown' if value is None else value}" for key, value in expected
+                )
+            )
+            assert row[3] == shown, (page_path.name, path, row[3])
+            nulls = [f"{path}.{key}" for key, value in expected if value is None]
+            assert set(nulls) <= listed, (page_path.name, nulls)
+            if not nulls:
+                assert not re.search(r"\bunknown\b|\?", " ".join(row)), (page_path.name, row)
+        facts = parse(page_path).text.split("Layer groups")[0]
+        if not listed:
+            assert "unknown" not in facts, (page_path.name, facts)
+
+
+def test_an_indexer_shows_its_dimensions_and_a_model_without_one_shows_none(site: Path) -> None:
+    table = GroupsTable()
+    table.feed((site / "models" / "deepseek-v3.2.html").read_text(encoding="utf-8"))
+    assert table.rows[1][3] == (
+        "kv_lora_rank 512, qk_rope_head_dim 64, indexer.head_dim 128, indexer.keys_per_token 1,"
+        " indexer.dtype fp8-per-token-head"
+    )
+    llama = GroupsTable()
+    llama.feed((site / "models" / "llama-3.1-8b.html").read_text(encoding="utf-8"))
+    # 32 layers x 8 kv heads x (128 + 128) x 2 B = 131,072 B = 128 KiB per token, no state
+    assert llama.rows[1:] == [
+        ["1", "attention", "32", "kv_heads 8, head_dim 128", "128 KiB (131,072 B)", "0 B",
+         "32 layers x 8 kv heads x (128 + 128) x 2 B = 131,072 B/token"]
+    ]  # fmt: skip
+
+
 # ---------------------------------------------------------------- charts
 
 

@@ -27,7 +27,7 @@ from kvrecords.dataset.records import basis_report, run_by_id
 from kvrecords.dataset.records import runs as run_list
 from kvrecords.dataset.schemas import schema_problems
 from kvrecords.kv.arithmetic import group_cost, kv_report, parse_element_type
-from kvrecords.kv.geometry import LeafGroup, Model, Parallel
+from kvrecords.kv.geometry import IndexerKeys, LeafGroup, Model, Parallel
 from kvrecords.kv.hardware import Hardware
 from kvrecords.kv.metrics import BY_NAME
 from kvrecords.tools.export import record_row
@@ -204,14 +204,30 @@ class GroupRow(NamedTuple):
     formula: str
 
 
-def _dimensions(leaf: LeafGroup) -> str:
-    skip = {"layers"} if leaf.kind == "sliding_window" else {"layers", "window"}
-    parts = []
-    for name, value in zip(leaf._fields, leaf, strict=True):
-        if name in skip or (name in ("v_head_dim", "window") and value is None):
+# What a group may have or not: absent (None), the model has none (V as wide as K, no window,
+# no indexer, indexer keys in the basis's dtype); any other None is a dimension the model has
+# and its source does not publish.
+OPTIONAL_DIMENSIONS = frozenset({"v_head_dim", "window", "indexer", "dtype"})
+
+
+def dimension_parts(group: NamedTuple, prefix: str = "") -> list[tuple[str, str]]:
+    """A group's dimensions by the model file's names ('kv_heads', 'indexer.head_dim'), each
+    with its value, or 'unknown' where the model has it and the source does not publish it."""
+    parts: list[tuple[str, str]] = []
+    for name, value in zip(group._fields, group, strict=True):
+        if name == "layers" or (value is None and name in OPTIONAL_DIMENSIONS):
             continue
-        parts.append(f"{name} {'?' if value is None else value}")
-    return ", ".join(parts) or "none"
+        if name == "window" and getattr(group, "kind", "") != "sliding_window":
+            continue  # every kind but a window's carries window None
+        if isinstance(value, IndexerKeys):
+            parts += dimension_parts(value, f"{prefix}{name}.")
+            continue
+        parts.append((f"{prefix}{name}", "unknown" if value is None else str(value)))
+    return parts
+
+
+def _dimensions(leaf: LeafGroup) -> str:
+    return ", ".join(f"{name} {value}" for name, value in dimension_parts(leaf)) or "none"
 
 
 @dataclass(frozen=True)
