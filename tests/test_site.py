@@ -157,7 +157,8 @@ def test_index_has_one_row_per_record(root: Path, site: Path) -> None:
     for unit in (
         "tokens",
         "ms, headline run",
-        "tokens/s, headline run",
+        "tokens/s of one sequence, headline run",
+        "tokens/s, all users together, headline run",
         "baseline to treatment",
         "bytes, per token beside (dtype)",
     ):
@@ -344,21 +345,51 @@ def test_the_context_column_is_the_basis_else_the_headline_run(site: Path) -> No
     assert cells["vllm-cpu-offload-llama31-8b-h100"] == ("100000.0", "up to 100,000")
 
 
-def test_ttft_and_decode_at_context_carry_the_headline_runs_statistic(site: Path) -> None:
-    ttft, decode = _cells(site, "TTFT at context"), _cells(site, "decode at context")
+def test_ttft_and_the_rates_carry_the_headline_runs_statistic(site: Path) -> None:
+    ttft = _cells(site, "TTFT at context")
+    decode, output = _cells(site, "decode per user"), _cells(site, "output throughput")
     assert ttft[SEED] == ("2300.0", "2,300 ttft_ms (single)")
-    assert ttft["llmd-precise-prefix-routing-qwen3-32b-6k-16xh100"] == (
-        "542.0",
-        "542 ttft_ms (p90)",
-    )
-    assert decode["llmd-precise-prefix-routing-qwen3-32b-6k-16xh100"] == (
-        "8730.0",
-        "8,730.0 output_tokens_per_s (single)",
-    )
-    assert decode["vllm-fp8kv-qwen3-8b-a100-1k-16k"] == (
-        "231.3",
-        "231.3 decode_tokens_per_s (median)",
-    )
+    llmd = "llmd-precise-prefix-routing-qwen3-32b-6k-16xh100"
+    assert ttft[llmd] == ("542.0", "542 ttft_ms (p90)")
+    # a cluster's aggregate output is not a decode rate per user
+    assert output[llmd] == ("8730.0", "8,730.0 output_tokens_per_s (single)")
+    assert decode[llmd] == ("", "aggregate only: see output throughput")
+    qwen = "vllm-fp8kv-qwen3-8b-a100-1k-16k"
+    assert decode[qwen] == ("231.3", "231.3 decode_tokens_per_s (median)")
+    assert output[qwen] == ("", "per user only: see decode per user")
+    # a run that states both shows both, each in its column
+    gb10 = "vllm-apc-qwen38-flash-next-nvfp4-gb10"
+    assert decode[gb10] == ("5.8", "5.8 decode_tokens_per_s (p50)")
+    assert output[gb10] == ("81.79", "81.79 output_tokens_per_s (single)")
+    assert decode[SEED] == output[SEED] == ("", ""), "neither stated: blank"
+
+
+def test_each_rate_column_holds_one_quantity_the_headline_run_states(
+    root: Path, site: Path
+) -> None:
+    """Every record: the decode column shows only decode_tokens_per_s, the throughput column
+    only output_tokens_per_s, each a value the headline run states for that metric."""
+    by_slug = {slug(f.expected_id): f.expected_id for f in discover(root, "record")}
+    columns = {
+        "decode_tokens_per_s": _cells(site, "decode per user"),
+        "output_tokens_per_s": _cells(site, "output throughput"),
+    }
+    for name, cells in columns.items():
+        shown = 0
+        for record, (key, text) in cells.items():
+            data = record_data(root, by_slug[record])
+            (headline,) = [r for r in data["runs"] if r["id"] == data["headline_run"]]
+            stated = {
+                f"{measured(m['value'])} {name} ({m['statistic']})"
+                for m in headline["metrics"]
+                if m["name"] == name
+            }
+            if not key:
+                assert not stated, (record, name, stated)
+                continue
+            assert text in stated, (record, name, text, stated)
+            shown += 1
+        assert shown >= 3, name
 
 
 # ---------------------------------------------------------------- record pages

@@ -31,7 +31,14 @@ from kvrecords.kv.geometry import IndexerKeys, LeafGroup, Model, Parallel
 from kvrecords.kv.hardware import Hardware
 from kvrecords.kv.metrics import BY_NAME
 from kvrecords.tools.export import record_row
-from kvrecords.tools.site.figures import Change, RunPoint, changes, headline_change, run_points
+from kvrecords.tools.site.figures import (
+    Change,
+    RunPoint,
+    changes,
+    chosen_metric,
+    headline_change,
+    run_points,
+)
 from kvrecords.tools.site.formatting import (
     format_bytes,
     measured,
@@ -76,7 +83,13 @@ class CardFigure(NamedTuple):
 
 CARD = (
     ("measured_ttft_ms_at_ctx", "TTFT at context (ms)", "ms"),
-    ("measured_tps_at_ctx", "decode at context (tokens/s)", "tokens/s"),
+    # the card's rate is a decode rate per sequence, else aggregate output throughput (KV803):
+    # the metric beside it says which
+    (
+        "measured_tps_at_ctx",
+        "tokens/s at context (per user or aggregate: see the metric)",
+        "tokens/s",
+    ),
 )
 
 
@@ -96,6 +109,46 @@ def card_figures(data: Mapping[str, Any], reasons: Mapping[str, str]) -> tuple[C
         which = f"{metric['name']} ({metric['statistic']})" if metric else ""
         figures.append(CardFigure(label, value, which, reasons.get(field, "")))
     return tuple(figures)
+
+
+class Rate(NamedTuple):
+    """One rate of the headline run, in a column that holds that one quantity."""
+
+    value: Any  # as written; None when the headline run does not state it
+    metric: str  # 'decode_tokens_per_s (median)'; '' when not stated
+    reason: str  # why the cell is empty, when the other scope's rate is stated; else ''
+
+
+# The index's two rate columns: one sequence's decode rate, and the run's aggregate output.
+RATES = ("decode_tokens_per_s", "output_tokens_per_s")
+OTHER_SCOPE = {
+    "decode_tokens_per_s": "aggregate only: see output throughput",
+    "output_tokens_per_s": "per user only: see decode per user",
+}
+
+
+def headline_rates(data: Mapping[str, Any], card: Sequence[CardFigure]) -> tuple[Rate, ...]:
+    """The headline run's decode rate per sequence and its aggregate output throughput, each
+    the figure the card repeats when the card repeats that metric, else the run's single,
+    median or mean figure (``figures.chosen_metric``)."""
+    headline = run_by_id(dict(data)).get(data.get("headline_run", ""))
+    card_rate = card[-1]
+    found = {}
+    for name in RATES:
+        if card_rate.value is not None and card_rate.metric.startswith(f"{name} ("):
+            found[name] = Rate(card_rate.value, card_rate.metric, "")
+            continue
+        metric = chosen_metric(headline, name) if headline is not None else None
+        if metric is None:
+            found[name] = Rate(None, "", "")
+        else:
+            found[name] = Rate(metric["value"], f"{name} ({metric['statistic']})", "")
+    return tuple(
+        rate
+        if rate.value is not None or all(found[n].value is None for n in RATES)
+        else rate._replace(reason=OTHER_SCOPE[name])
+        for name, rate in found.items()
+    )
 
 
 class KvAtContext(NamedTuple):
@@ -158,6 +211,7 @@ class RecordEntry:
     changes: tuple[Change, ...]  # each baseline-to-treatment comparison as a gain
     headline_change: Change | None  # the change the record's row shows
     card: tuple[CardFigure, ...]
+    rates: tuple[Rate, ...]  # the index's decode per user and aggregate output (``RATES``)
     context: Any  # the record's context as written (``record_context``)
     kv: KvAtContext
 
@@ -396,6 +450,7 @@ def _read_record(
         else ()
     )
     shown_context, where = record_context(data)
+    card = card_figures(data, reasons)
     return RecordEntry(
         row=row,
         data=data,
@@ -410,7 +465,8 @@ def _read_record(
         points=run_points(data, slug(data["id"]), list(runs.values()), run_placements),
         changes=record_changes,
         headline_change=headline_change(record_changes, data.get("headline_run")),
-        card=card_figures(data, reasons),
+        card=card,
+        rates=headline_rates(data, card),
         context=shown_context,
         kv=kv_at_context(data, model, shown_context, where),
     )

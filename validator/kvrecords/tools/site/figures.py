@@ -80,7 +80,9 @@ class RunPoint(NamedTuple):
         )
 
 
-def _chosen(run: Run, name: str) -> dict[str, Any] | None:
+def chosen_metric(run: Run, name: str) -> dict[str, Any] | None:
+    """The run's figure of metric ``name`` a chart or a column shows: its single, median or
+    mean figure, in ``CENTRAL``'s order, else the first it states; None when it has none."""
     metrics: list[dict[str, Any]] = [m for m in run.stated.get("metrics", []) if m["name"] == name]
     for statistic in CENTRAL:
         for metric in metrics:
@@ -96,7 +98,7 @@ def run_points(
     points = []
     for run in runs:
         for name in PLOTTED:
-            metric = _chosen(run, name)
+            metric = chosen_metric(run, name)
             y = position(metric["value"]) if metric else None
             if metric is None or y is None or y.at <= 0:
                 continue
