@@ -463,7 +463,8 @@ def test_seed_record_page_shows_each_run_with_its_metrics(site: Path) -> None:
     )
     # the card, from the headline run, with the reason for its null
     assert (
-        "decode at context (tokens/s) not stated The post does not publish decode tokens/s." in text
+        "tokens/s at context (per user or aggregate: see the metric) not stated The post does"
+        " not publish decode tokens/s." in text
     )
 
 
