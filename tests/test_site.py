@@ -845,6 +845,50 @@ def test_an_indexer_shows_its_dimensions_and_a_model_without_one_shows_none(site
     ]  # fmt: skip
 
 
+def _cache_dimensions(data: dict[str, Any]) -> tuple[str, ...] | None:
+    """A model file's leaf groups as written, but where their layers stand, in a fixed order;
+    None when the file leaves a cache dimension unknown."""
+    if any(e["field"].startswith("layer_groups") for e in data.get("unknown", [])):
+        return None
+    leaves = []
+    for group in data["layer_groups"]:
+        for _, leaf in _leaf_groups({"layer_groups": [group]}):
+            found = {k: v for k, v in leaf.items() if k != "where"}
+            found["layers"] = group["layers"]
+            leaves.append(repr(sorted(found.items())))
+    return tuple(sorted(leaves))
+
+
+def test_model_pages_of_one_cache_geometry_link_each_other_s_records(
+    root: Path, site: Path
+) -> None:
+    """Every model page names exactly the other models whose files give the same layer groups
+    and cache dimensions, with their records; Llama 3.1 70B's page lists Llama 3.3 70B's."""
+    shapes = {}
+    for model_file in discover(root, "model"):
+        document = read_document(model_file.path, model_file.display)
+        assert isinstance(document, Document)
+        shapes[model_file.expected_id] = _cache_dimensions(document.data)
+    linked = 0
+    for model_id, shape in shapes.items():
+        page = (site / "models" / f"{model_id}.html").read_text(encoding="utf-8")
+        expected = {
+            other for other, its in shapes.items() if other != model_id and shape and its == shape
+        }
+        section = page.split('id="same-geometry"')[1] if expected else ""
+        shown = set(re.findall(r'<li><a href="\.\./models/([^"]+)\.html">', section))
+        assert shown == expected, model_id
+        assert bool(section) == bool(expected), model_id
+        linked += len(expected)
+    assert linked >= 4
+    llama = (site / "models" / "llama-3.1-70b.html").read_text(encoding="utf-8")
+    section = llama.split('id="same-geometry"')[1]
+    assert "../records/lmcache-tiered-llama33-70b-8xh100-1k-100k.html" in section
+    assert "../records/vllm-turboquant-fp8-llama33-70b-4xh100-1k.html" in section
+    back = (site / "models" / "llama-3.3-70b-instruct.html").read_text(encoding="utf-8")
+    assert '<a href="../models/llama-3.1-70b.html">' in back.split('id="same-geometry"')[1]
+
+
 # ---------------------------------------------------------------- charts
 
 

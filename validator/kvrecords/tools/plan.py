@@ -378,11 +378,11 @@ def _evidence(
 ) -> dict[str, Any]:
     """The records nearest the question, same geometry first, then family, hardware, count,
     engine and context; each says what it differs in. Techniques ranked by measured speedups."""
-    shape = _shape(model)
+    shape = model.cache_shape()
     scored = []
     for row in rows:
         other = model_of(row["model"])
-        same_geometry = other is not None and _shape(other) == shape
+        same_geometry = other is not None and other.cache_shape() == shape
         differs = []
         if row["model"] != question.model_id:
             differs.append(
@@ -426,10 +426,6 @@ def _evidence(
         if key[0] < 2 or key[1] is False
     ]
     return {"nearest": nearest, "techniques": _techniques(nearest)}
-
-
-def _shape(model: Model) -> tuple[str, ...]:
-    return tuple(sorted(repr(group) for group in model.leaf_groups()))
 
 
 def _techniques(nearest: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -290,6 +290,7 @@ class ModelEntry:
     model: Model
     data: dict[str, Any]
     records: tuple[RecordEntry, ...]
+    siblings: tuple[str, ...] = ()  # the other models of the same cache geometry, by id
 
     @property
     def page(self) -> str:
@@ -499,6 +500,22 @@ def _hardware_pages(records: Sequence[RecordEntry]) -> tuple[HardwarePage, ...]:
     )
 
 
+def geometry_siblings(models: Mapping[str, Model]) -> dict[str, tuple[str, ...]]:
+    """For each model, the others whose cache geometry is the same (``Model.cache_shape``),
+    whatever their names: a record of one measures a cache of the other's bytes. A model with
+    an unpublished cache dimension has none (its shape is not known)."""
+    by_shape: dict[tuple[str, ...], list[str]] = {}
+    for model_id, model in sorted(models.items()):
+        if not any(field.startswith("layer_groups") for field in model.unknown):
+            by_shape.setdefault(model.cache_shape(), []).append(model_id)
+    return {
+        model_id: tuple(other for other in same if other != model_id)
+        for same in by_shape.values()
+        for model_id in same
+        if len(same) > 1
+    }
+
+
 def gather(root: Path) -> SiteData:
     """Read the dataset at ``root`` once and derive everything the pages show."""
     root = root.resolve()
@@ -515,8 +532,11 @@ def gather(root: Path) -> SiteData:
     by_model: dict[str, list[RecordEntry]] = {}
     for entry in records:
         by_model.setdefault(entry.row["model"], []).append(entry)
+    shapes = geometry_siblings({model_id: model for model_id, (model, _) in models.items()})
     model_entries = tuple(
-        ModelEntry(model_id, model, data, tuple(by_model.get(model_id, ())))
+        ModelEntry(
+            model_id, model, data, tuple(by_model.get(model_id, ())), shapes.get(model_id, ())
+        )
         for model_id, (model, data) in models.items()
     )
     return SiteData(tuple(records), model_entries, _hardware_pages(records), hardware.files)

@@ -270,6 +270,7 @@ class Pages:
             per_token=per_token_text,
             model_chart=model_chart(entry.model, entry.chart_max_context),
             planners=[page for page in self.planners if page.model.id == entry.id],
+            siblings=[model for model in self.site.models if model.id in entry.siblings],
         )
 
     def document(self, page: DocumentPage) -> str:
