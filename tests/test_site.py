@@ -896,10 +896,43 @@ def test_model_page_chart_has_labelled_axes_and_legend(site: Path) -> None:
     page = (site / "models" / "gemma-3-27b.html").read_text(encoding="utf-8")
     svg = page[page.index("<svg") : page.index("</svg>")]
     assert "context (tokens, log scale)" in svg
-    assert "KV bytes (bf16, log scale)" in svg
+    assert "bytes (log scale)" in svg
     assert "sliding_window" in svg and "total" in svg
     assert "128K" in svg  # no max_context_tokens in the file: the chart runs to 128K
     assert "<polyline" in svg
+
+
+def _lines(svg: str) -> dict[str, list[tuple[float, float]]]:
+    """Each polyline of a chart by its title, as (x, y) points."""
+    return {
+        title: [tuple(map(float, point.split(","))) for point in points.split()]  # type: ignore[misc]
+        for points, title in re.findall(r'points="([^"]*)"><title>([^<]*)</title>', svg)
+    }
+
+
+def test_model_chart_draws_fp8_beside_bf16_and_the_memory_a_deployment_needs(
+    site: Path,
+) -> None:
+    """Llama 3.1 70B: 80 layers x 8 kv heads x (128 + 128) values a token, 2 B each in bf16 and
+    1 B in fp8, so the fp8 line is half the bf16 one at every context: one factor of 2 below
+    it, half the spacing of the y axis's ticks (powers of 4). The weights are 70B params x 2 B
+    = 140,000,000,000 B = 130.4 GiB, drawn with the bf16 total above it."""
+    page = (site / "models" / "llama-3.1-70b.html").read_text(encoding="utf-8")
+    svg = page[page.index('<figure class="chart" id="chart-model">') :]
+    svg = svg[: svg.index("</figure>")]
+    lines = _lines(svg)
+    bf16, fp8 = lines["80 attention (group 1), the total"], lines["total, fp8 KV"]
+    ticks = sorted(float(y) for y in re.findall(r'<line class="grid" x1="90" y1="([0-9.]+)"', svg))
+    factor_of_two = (ticks[-1] - ticks[0]) / (len(ticks) - 1) / 2
+    for (x1, y1), (x2, y2) in zip(bf16, fp8, strict=True):
+        assert x1 == x2 and abs((y2 - y1) - factor_of_two) < 0.2  # screen y grows downwards
+    need = lines["weights (bf16, 70B params) + KV total, one sequence"]
+    assert all(y < y_kv for (_, y), (_, y_kv) in zip(need, bf16, strict=True))
+    assert "is the weights (130 GiB) plus the bf16 total" in svg
+    # the accelerators its records ran on, each a flat line named on the chart
+    memory = lines["usable memory of 3 x NVIDIA H200 (SXM; 141GB)"]
+    assert len({y for _, y in memory}) == 1
+    assert "3 x h200:" in svg
 
 
 def test_overview_charts_on_index(site: Path) -> None:
