@@ -310,3 +310,65 @@ def test_an_accelerator_ranking_filters_by_accelerator_count(
     assert shown and all(row.get_attribute("data-count") == choice for row in shown)
     Select(browser.find_element(By.ID, "rank-count")).select_by_value("")
     assert len([row for row in rows if row.is_displayed()]) == len(rows)
+
+
+# Each table that is wider than its container, or sticks out of it, or makes the page scroll
+# sideways: [page-relative name, table's width, container's width].
+OVERFLOWING_TABLES = """
+const found = [];
+document.querySelectorAll("table").forEach((table, index) => {
+  const box = table.parentElement;
+  const right = table.getBoundingClientRect().right;
+  if (table.scrollWidth > table.clientWidth + 1 || box.scrollWidth > box.clientWidth + 1
+      || right > box.getBoundingClientRect().right + 1) {
+    found.push([table.className || table.id || "table " + index, table.scrollWidth, box.clientWidth]);
+  }
+});
+if (document.documentElement.scrollWidth > window.innerWidth) {
+  found.push(["the page", document.documentElement.scrollWidth, window.innerWidth]);
+}
+return found;
+"""
+
+
+def _overflowing(browser: WebDriver, pages: list[Path], top: Path) -> dict[str, Any]:
+    browser.set_window_size(1400, 1000)
+    found = {}
+    for page in pages:
+        browser.get(page.as_uri())
+        wide = browser.execute_script(OVERFLOWING_TABLES)
+        if wide:
+            found[str(page.relative_to(top))] = wide
+    return found
+
+
+def test_no_table_overflows_its_container_at_1400_px(browser: WebDriver, site: Path) -> None:
+    """Every page of the site in a 1,400 px window: the coverage and calibration tables, the
+    index, each accelerator, model, planner and record page."""
+    pages = sorted(site.rglob("*.html"))
+    names = {str(page.relative_to(site)) for page in pages}
+    assert {"coverage.html", "calibration.html", "index.html", "hardware/h100.html"} <= names
+    assert _overflowing(browser, pages, site) == {}
+    assert _severe(browser) == []
+
+
+@pytest.fixture(scope="module")
+def live_site() -> Iterator[Path]:
+    """The site of the dataset in this repository, as readers get it."""
+    folder = Path(tempfile.mkdtemp(prefix="kvrecords-live-site-"))
+    build_site(REPO, folder)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_live_site_s_coverage_index_and_accelerator_tables_fit_1400_px(
+    browser: WebDriver, live_site: Path
+) -> None:
+    """The widest tables are the live dataset's: every engine and accelerator class it holds a
+    column of the coverage matrices, every record a row of the index."""
+    pages = [
+        live_site / "coverage.html",
+        live_site / "index.html",
+        *sorted((live_site / "hardware").glob("*.html")),
+    ]
+    assert _overflowing(browser, pages, live_site) == {}
