@@ -63,7 +63,10 @@ def test_k_and_v_of_different_types_are_said_to_differ_from_the_logical_dtype() 
     text = run_cli(
         "kv", "qwen3-8b", "--context", "2560", "--engine", "llamacpp", "-ctk", "q8_0", cwd=REPO
     )
-    assert "the dtypes differ: the engine caches K q8_0, V f16" in text.stdout
+    assert (
+        "the dtypes differ: the engine caches K q8_0, V f16 (K and V in different types), the"
+        " logical figure is bf16" in text.stdout
+    )
     assert "the difference includes the change of dtype" in text.stdout
 
 

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.models import load_model_file
-from kvrecords.kv.arithmetic import ElementType, KvReport, kv_report, parse_element_type
+from kvrecords.kv.arithmetic import (
+    DTYPE_SPELLINGS,
+    ElementType,
+    KvReport,
+    kv_report,
+    parse_element_type,
+)
 from kvrecords.kv.units import format_bytes_exact, format_exact, round_up
 
 if TYPE_CHECKING:  # the engine models load only when an engine is asked for
@@ -85,15 +91,9 @@ def engine_allocation(
         raise KvRequestError(f"{engine}: {error}") from error
 
 
-# The engines' names of a cache dtype that kv.arithmetic spells otherwise; 'auto' is the model's
-# dtype. A name not here is kv.arithmetic's own (q8_0, nvfp4, fp8_ds_mla).
-_ENGINE_DTYPES = {
-    "bfloat16": "bf16",
-    "float16": "fp16",
-    "f16": "fp16",
-    "f32": "fp32",
-    "fp8_e4m3": "fp8",
-    "fp8_e5m2": "fp8",
+# vLLM's cache dtypes that neither kv.arithmetic nor the torch and ggml spellings it reads
+# (DTYPE_SPELLINGS: bfloat16, float16, f16, f32) name; 'auto' is the model's dtype.
+_ENGINE_ONLY_DTYPES = {
     "fp8_inc": "fp8",
     "int8_per_token_head": "int8-per-token-head",
     "fp8_per_token_head": "fp8-per-token-head",
@@ -104,7 +104,8 @@ class EngineDtype(NamedTuple):
     """The dtype an engine caches in, as its options give it."""
 
     written: str  # 'fp8', 'auto (bf16, the model's dtype)', 'K q8_0, V f16'
-    element: ElementType | None  # None: no one element type holds it (K and V differ)
+    element: ElementType | None  # None: no one element type of kv.arithmetic holds it
+    why: str = ""  # why not, when element is None
 
 
 def engine_cache_dtype(allocation: EngineReport, report: KvReport) -> EngineDtype:
@@ -113,7 +114,7 @@ def engine_cache_dtype(allocation: EngineReport, report: KvReport) -> EngineDtyp
     if "cache_type_k" in options:  # llama.cpp types K and V apart
         key, value = options["cache_type_k"], options["cache_type_v"]
         if key != value:
-            return EngineDtype(f"K {key}, V {value}", None)
+            return EngineDtype(f"K {key}, V {value}", None, "K and V in different types")
         name = key
     else:
         name = options.get("kv_cache_dtype", "auto")
@@ -122,9 +123,10 @@ def engine_cache_dtype(allocation: EngineReport, report: KvReport) -> EngineDtyp
         own = model_dtype if model_dtype in ("bf16", "fp16", "fp32") else "bf16"
         return EngineDtype(f"auto ({own}, the model's dtype)", parse_element_type(own))
     try:
-        return EngineDtype(name, parse_element_type(_ENGINE_DTYPES.get(name, name)))
-    except ValueError:  # a preset of mixed widths (vLLM's turboquant_k8v4)
-        return EngineDtype(name, None)
+        spelled = _ENGINE_ONLY_DTYPES.get(name) or DTYPE_SPELLINGS.get(name, name)
+        return EngineDtype(name, parse_element_type(spelled))
+    except ValueError:  # a preset of mixed widths (vLLM's turboquant_k8v4), SGLang's mxfp8
+        return EngineDtype(name, None, "a type the logical arithmetic does not size")
 
 
 class Comparison(NamedTuple):
@@ -300,9 +302,9 @@ def _engine_text(allocation: EngineReport, report: KvReport) -> str:
         lines.append(f"difference: {sign}{_amount(abs(difference))}, {sign}{percent}%")
     if not comparison.like_with_like:
         lines.append(
-            f"the dtypes differ: the engine caches {comparison.engine_dtype.written}, which no one"
-            f" element type holds, and the logical figure is {kv_dtype}; the difference includes"
-            " the change of dtype"
+            f"the dtypes differ: the engine caches {comparison.engine_dtype.written}"
+            f" ({comparison.engine_dtype.why}), the logical figure is {kv_dtype}; the difference"
+            " includes the change of dtype"
         )
     elif comparison.logical.dtype != report.dtype:
         lines.append(
