@@ -1,0 +1,65 @@
+"""What vLLM's and SGLang's serving benchmarks share: per-request latencies summarised as
+``<statistic>_<name>_ms`` keys (``mean_ttft_ms``, ``median_itl_ms``, ``std_tpot_ms``,
+``p99_e2el_ms``), all in milliseconds like the metrics they map to, and run-wide throughputs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from kvrecords.dataset.bench import BenchFigure
+from kvrecords.dataset.bench.entry import Entry
+
+# The percentiles the record's statistic vocabulary holds; 'p99.9' is how vLLM names 99.9
+RECORD_PERCENTILES = frozenset({"p50", "p75", "p90", "p95", "p99", "p99.9"})
+LATENCY_KEY = re.compile(
+    r"^(mean|median|std|max|min|p[0-9]{1,2}(?:\.[0-9]{1,3})?)_([a-z0-9_]+?)_ms$"
+)
+
+
+def latency_figures(entry: Entry, names: dict[str, str]) -> list[BenchFigure]:
+    """Every ``<statistic>_<name>_ms`` key whose name ``names`` maps to a metric; the mean
+    carries the std beside it as its spread. A percentile the vocabulary has no name for is
+    listed as not imported."""
+    figures: list[BenchFigure] = []
+    for key in list(entry.values):
+        match = LATENCY_KEY.match(key)
+        if match is None or match[2] not in names:
+            continue
+        statistic, name = match[1], match[2]
+        metric = names[name]
+        if statistic == "std":
+            if not entry.has(f"mean_{name}_ms"):
+                entry.skip(key, "a standard deviation without the mean it spreads around")
+            continue  # read with the mean
+        if statistic.startswith("p") and statistic not in RECORD_PERCENTILES:
+            entry.skip(key, f"the statistic {statistic} is not in the record's vocabulary")
+            continue
+        spread_key = f"std_{name}_ms" if statistic == "mean" else None
+        figure = entry.figure(key, metric, statistic, spread_key=spread_key)
+        if figure is not None:
+            figures.append(figure)
+    return figures
+
+
+def request_rate(entry: Entry, key: str = "request_rate") -> float | None:
+    """Requests per second the load generator sent; math.inf for every request at once, which
+    vLLM writes as the text 'inf' and SGLang as the JSON literal Infinity."""
+    if entry.values.get(key) == "inf":
+        entry.used.add(key)
+        return math.inf
+    rate = entry.number(key, infinite=True)
+    if rate is None:
+        return None
+    if rate <= 0 or rate == -math.inf:
+        raise entry.error(key, f"{key} is {rate}; a rate is above zero")
+    return float(rate)
+
+
+def concurrency(entry: Entry, key: str = "max_concurrency") -> int | None:
+    """The cap on requests in flight; None when the file says none was set (null)."""
+    value = entry.count(key)
+    if value == 0:
+        raise entry.error(key, f"{key} is 0; a concurrency cap is at least 1")
+    return value
