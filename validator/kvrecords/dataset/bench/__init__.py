@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,9 +124,13 @@ def read_bench_file(path: Path, tool: str | None = None) -> list[BenchRun]:
                 f"the file is {size:,} bytes; a result file is read only up to "
                 f"{MAX_BENCH_BYTES:,} bytes (keep the tool's summary, not its per-request dump)"
             )
+        if not stat.S_ISREG(path.stat().st_mode):  # a pipe or a device would block or never end
+            raise BenchFileError("not a regular file; save the result to a file first")
         raw = path.read_bytes()
     except OSError as error:
         raise BenchFileError(f"cannot read the file: {error.strerror or error}") from None
+    if not raw.strip():
+        raise BenchFileError("the file is empty")
     if tool is not None:
         if tool not in FORMATS:
             raise BenchFileError(f"unknown format {tool!r}; known: {', '.join(sorted(FORMATS))}")

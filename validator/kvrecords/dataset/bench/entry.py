@@ -46,6 +46,15 @@ class Entry:
         line, column = self.where(key)
         return BenchFileError(message, line, column, self.key_prefix + key)
 
+    def require(self, tool: str, *keys: str) -> None:
+        """An entry of another tool's file (or of none) stops here, not as a run of garbage."""
+        missing = [key for key in keys if key not in self.values]
+        if missing:
+            line, column = self.where("")
+            raise BenchFileError(
+                f"not a {tool} result: no {' or '.join(missing)} key", line, column, self.key_prefix
+            )
+
     def has(self, key: str) -> bool:
         return key in self.values
 
@@ -150,7 +159,8 @@ def _converted(value: int | float, divide_by: int) -> int | float:
     if divide_by == 1:
         return int(value) if isinstance(value, int) else float(value)
     exact = Decimal(written(value)) / Decimal(divide_by)  # ns -> ms: 72135640 -> 72.13564
-    return int(exact) if exact == exact.to_integral_value() else float(exact)
+    whole = isinstance(value, int) and exact == exact.to_integral_value()
+    return int(exact) if whole else float(exact)
 
 
 def _kind(value: Any) -> str:

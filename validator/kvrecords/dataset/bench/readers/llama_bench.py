@@ -174,6 +174,7 @@ def _differing(entries: list[Entry]) -> list[str]:
 
 
 def _run(entry: Entry, file_name: str, differing: list[str]) -> BenchRun:
+    entry.require("llama-bench", "n_prompt", "n_gen", "avg_ts")
     n_prompt, n_gen, n_depth = entry.count("n_prompt"), entry.count("n_gen"), entry.count("n_depth")
     figures: list[BenchFigure] = []
     if n_prompt and not n_gen:  # prompt processing

@@ -65,6 +65,9 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
 
 
 def _run(entry: Entry, file_name: str) -> BenchRun:
+    entry.require("sglang.bench_serving", "backend", "completed")
+    if not any(key.endswith("_e2e_latency_ms") for key in entry.values):
+        entry.require("sglang.bench_serving", "mean_e2e_latency_ms")
     figures: list[BenchFigure] = latency_figures(entry, LATENCIES)
     for key, metric, statistic in RATES:
         scope = "aggregate" if metric.endswith("tokens_per_s") else None

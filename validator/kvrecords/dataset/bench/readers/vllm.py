@@ -70,6 +70,8 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
 
 
 def _run(entry: Entry, file_name: str) -> BenchRun:
+    if not entry.has("tokenizer_id"):  # every release writes model_id and tokenizer_id
+        entry.require("vllm bench serve", "model_id")
     figures: list[BenchFigure] = latency_figures(entry, LATENCIES)
     for key, metric, statistic in RATES:
         scope = "aggregate" if metric.endswith("tokens_per_s") else None
