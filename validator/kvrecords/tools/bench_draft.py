@@ -12,6 +12,7 @@ What only a person can give (the source, the title, the confidence) stays a TODO
 
 from __future__ import annotations
 
+import copy
 import difflib
 import math
 import re
@@ -41,6 +42,7 @@ _QUANT_SUFFIX = re.compile(
     r"[-_.](?:i?q[0-9]_[a-z0-9_]+|q[0-9]_[0-9]|f16|bf16|fp16|f32|fp8|int8|int4|awq|gptq)$"
 )
 _VARIANT_SUFFIX = re.compile(r"-(?:instruct|it|chat|hf|base)$")
+_FLASH = {"enabled": "on", "disabled": "off", "auto": "auto", "1": "on", "0": "off"}  # llama.cpp
 
 
 class BenchDraftError(ValueError):
@@ -229,6 +231,19 @@ def _accelerator(root: Path, named: str | None) -> str | None:
     return candidate if (root / HARDWARE_DIR / f"{candidate}.yaml").is_file() else None
 
 
+def _weights_precision(model: str | None) -> str | None:
+    """The GGUF type a model file's name ends with ('...-Q4_K_M.gguf' -> 'Q4_K_M'), when the
+    weights vocabulary knows it."""
+    from kvrecords.kv.weights import weight_format
+
+    if not model or not model.lower().endswith(".gguf"):
+        return None
+    match = re.search(r"[-_.](i?q[0-9]_[a-z0-9_]+|f16|bf16|f32)$", model[:-5], re.IGNORECASE)
+    if match is None or weight_format(match[1]) is None:
+        return None
+    return match[1].upper()
+
+
 def _slug(model_id: str, path: Path) -> str:
     stem = re.sub(r"[^a-z0-9.]+", "-", path.stem.lower()).strip("-.") or "bench"
     slug = f"bench-{model_id}-{stem}"
@@ -273,7 +288,7 @@ def _run(
         out["duration"] = {"seconds": run.duration_s}
     metrics = [_metric(run, figure) for figure in run.figures]
     if log:
-        metrics += log
+        metrics += copy.deepcopy(log)  # each run its own copy: the YAML has no aliases
     out["metrics"] = metrics
     notes = []
     if run.workload:
@@ -338,6 +353,16 @@ def _methodology(
     weights = {r.weights for r in runs if r.weights}
     if len(weights) == 1:
         methodology["weights_stated_as"] = weights.pop()
+    precisions = {_weights_precision(r.model) for r in runs}
+    if len(precisions) == 1 and None not in precisions:
+        methodology["weights_precision"] = precisions.pop()
+    else:
+        reasons["methodology.weights_precision"] = NOT_IN_OUTPUT
+    if record["kv_bytes_basis"]["context_tokens"] is None:
+        for key in ("context_tokens", "kv_at_context"):
+            reasons[f"kv_bytes_basis.{key}"] = (
+                f"{NOT_IN_OUTPUT} as one context for the record; each run states its own"
+            )
     workload = sorted({fact for r in runs for fact in r.workload})
     tools = sorted({r.tool for r in runs})
     methodology["workload"] = (
@@ -370,6 +395,9 @@ def _log_metrics(path: Path) -> list[dict[str, Any]]:
             options: dict[str, Any] = {}
             if "type_k" in fields:
                 options = {"cache_type_k": fields["type_k"], "cache_type_v": fields["type_v"]}
+            flash = _FLASH.get(settings.get("llamacpp_flash_attn", ""))
+            if flash:
+                options["flash_attn"] = flash
             accounting: dict[str, Any] = {"context_tokens": int(fields["cells"])}
             if options:
                 accounting["options"] = options
