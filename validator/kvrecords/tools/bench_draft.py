@@ -129,6 +129,8 @@ def draft_from_bench(root: Path, sources: BenchSources, options: dict[str, Any])
         else:
             reasons[card] = f"the headline run gives no {' or '.join(names)}"
     _methodology(record, every, shared, reasons)
+    if model_note.startswith("TODO"):
+        record["notes"] = f"{model_note}. {record['notes']}"
     text = finish_record(root, record, reasons)
     left = [
         "title, methodology.source (publisher, title, url, published, citation), notes: "
