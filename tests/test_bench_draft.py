@@ -184,3 +184,57 @@ def test_a_model_no_id_matches_gets_a_todo_naming_the_nearest(
         "TODO: the file names the model 'models/Qwen2.5-7B-Instruct-abliterated-Q4_K_M.gguf', "
         "which no models/ id matches; the nearest are qwen2.5-7b-instruct"
     )
+
+
+def test_contributing_path_from_a_result_file_to_a_record_that_passes_make_check(
+    dataset: Path, tmp_path: Path
+) -> None:
+    """CONTRIBUTING.md, 'I measured it myself': draft, say where it is published and rate it,
+    replace the TODOs, format; then validate and fmt --check (what make check runs) pass."""
+    from kvrecords.tools.fmt import format_data, load_schema
+
+    bench = tmp_path / "bench.json"
+    shutil.copyfile(LLAMA_JSON, bench)
+    slug = "llamacpp-qwen25-7b-q4km-rtx4080-pp512-tg128"
+    path, data = drafted(dataset, "--from-bench", str(bench), "--slug", slug)
+    readme = (
+        "https://github.com/ggml-org/llama.cpp/blob/5a32f10adf766d67ebc31e3525a257ce57956ca2/"
+        "tools/llama-bench/README.md"
+    )
+    data["title"] = (
+        "llama-bench b5163, Qwen2.5-7B-Instruct Q4_K_M on one RTX 4080 with f16 KV: pp512 and tg128"
+    )
+    data["methodology"]["source"].update(
+        publisher="ggml-org (llama.cpp)",
+        title="llama.cpp/tools/llama-bench README",
+        url=readme,
+        locator="Output formats, JSON",
+        citation="llama.cpp repository, tools/llama-bench/README.md, 'Output formats: JSON' "
+        "(commit 5a32f10a), the example run of build 5163 on 2025-04-24",
+    )
+    data["methodology"]["workload"] = (
+        "llama-bench's default tests: a 512-token prompt processed at once (pp512) and 128 "
+        "tokens generated one at a time (tg128), each repeated five times, one sequence."
+    )
+    data["notes"] = "The README's example output: a single-card prefill and decode rate."
+    data["confidence"] = 0.6
+    data["confidence_reason"] = (
+        "The tool's own result file with build, model file, cache types and GPU; the card's "
+        "form factor and the reason for the run are not given."
+    )
+    filled = {"methodology.source.title", "methodology.source.url", "methodology.source.locator"}
+    data["not_stated"] = [
+        item if "TODO" not in item["reason"] else {**item, "reason": "The README gives no date."}
+        for item in data["not_stated"]
+        if item["field"] not in filled
+    ]
+    path.write_text(format_data(data, "record", load_schema(dataset, "record")), encoding="utf-8")
+    assert "TODO" not in path.read_text(encoding="utf-8")
+    relative = str(path.relative_to(dataset))
+    checked = run_cli("validate", relative, cwd=dataset)
+    assert checked.returncode == 0, checked.stdout
+    assert "no problems" in checked.stdout
+    assert run_cli("fmt", "--check", relative, cwd=dataset).returncode == 0
+    # the figures are still the file's
+    pp = data["runs"][0]
+    assert metric(pp, "prefill_tokens_per_s", "mean")["value"] == 7100.002165
