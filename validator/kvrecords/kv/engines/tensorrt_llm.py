@@ -62,6 +62,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from kvrecords.kv.engine_names import TENSORRT_LLM_KV_CACHE_DTYPES as KV_CACHE_DTYPES
 from kvrecords.kv.engines.result import (
     EngineError,
     EngineReport,
@@ -77,7 +78,6 @@ from kvrecords.kv.engines.result import (
 from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent, indexer_of
 
 ENGINE = "tensorrt-llm"
-KV_CACHE_DTYPES = ("auto", "float16", "bfloat16", "fp8", "int8", "nvfp4")
 
 # Releases whose accounting this model follows: the earliest is the oldest release a
 # calibrating log names (0.12.0.dev2024073000); the newest is the newest stable release on PyPI
