@@ -238,3 +238,55 @@ def test_contributing_path_from_a_result_file_to_a_record_that_passes_make_check
     # the figures are still the file's
     pp = data["runs"][0]
     assert metric(pp, "prefill_tokens_per_s", "mean")["value"] == 7100.002165
+
+
+def test_an_sglang_log_gives_the_whole_bytes_its_rounded_sizes_allow(tmp_path: Path) -> None:
+    """The line records/kv-efficiency/sglang-kv-pool-qwq-32b-4xl4-tp4.yaml quotes (from
+    didier-durand/llms-in-clouds docs/sglang.md): K and V each printed to 0.01 GiB."""
+    from kvrecords.tools.bench_draft import _log_metrics
+
+    log = tmp_path / "server.log"
+    log.write_text(
+        "server_args=ServerArgs(model_path='Qwen/QwQ-32B', tp_size=4, page_size=1, )\n"
+        "[2025-03-08 12:29:21 TP0] KV Cache is allocated. #tokens: 46611, K size: 1.42 GB, "
+        "V size: 1.42 GB\n",
+        encoding="utf-8",
+    )
+    reported, tokens = _log_metrics(log)
+    # K + V in [2.83, 2.85) GiB: 2.83 x 2^30 = 3,038,689,361.92 -> 3,038,689,362 whole bytes;
+    # 2.85 x 2^30 = 3,060,164,198.4 -> 3,060,164,198; the record holds the same range
+    assert reported["value"] == {"min": 3038689362, "max": 3060164198}
+    assert reported["engine_accounting"]["context_tokens"] == 46611
+    assert reported["engine_accounting"]["options"] == {"tp_size": 4}
+    assert (tokens["name"], tokens["value"]) == ("kv_tokens_reported", 46611)
+
+
+def test_a_vllm_log_gives_its_pool_in_tokens_and_the_memory_left_for_it(tmp_path: Path) -> None:
+    """vLLM prints no KV size in bytes; its token capacity and KV budget are what it gives."""
+    from kvrecords.tools.bench_draft import _log_metrics
+
+    log = tmp_path / "server.log"
+    log.write_text(
+        "INFO 05-30 [gpu_worker.py:227] Available KV cache memory: 8.11 GiB\n"
+        "INFO 05-30 [kv_cache_utils.py:634] GPU KV cache size: 178,880 tokens\n",
+        encoding="utf-8",
+    )
+    budget, tokens = _log_metrics(log)
+    assert (budget["name"], budget["value"]) == ("kv_budget_bytes", "8.11 GiB")
+    assert (tokens["name"], tokens["value"], tokens["scope"]) == (
+        "kv_tokens_reported",
+        178880,
+        "pool",
+    )
+    assert (
+        tokens["stated_as"]
+        == "server.log:2: INFO 05-30 [kv_cache_utils.py:634] GPU KV cache size: 178,880 tokens"
+    )
+
+
+def test_a_log_without_a_cache_line_is_refused(dataset: Path, tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("INFO starting\n", encoding="utf-8")
+    result = run_cli("new", "--from-bench", str(LLAMA_JSON), "--log", str(log), cwd=dataset)
+    assert result.returncode == 1 and "no cache figures found" in result.stderr
+    assert list((dataset / "records" / "kv-efficiency").iterdir()) == []

@@ -92,7 +92,7 @@ def new_from_bench(root: Path, bench: BenchOptions, given: dict[str, Any]) -> No
             file=sys.stderr,
         )
         sys.exit(1)
-    except ValueError as error:
+    except (ValueError, OSError) as error:
         print(f"kvrecords: {error}", file=sys.stderr)
         sys.exit(1)
     shown = path.relative_to(root).as_posix()

@@ -462,7 +462,8 @@ def _sglang_bytes(
     fields: dict[str, str], settings: dict[str, str], quoted: str, line: str
 ) -> dict[str, Any]:
     """SGLang prints K and V (or K+V) in GiB to two decimals ('GB' in its log): the value is the
-    range the rounded figures allow, each printed figure +- 0.005 GiB, in bytes."""
+    whole bytes the rounded figures allow, each printed figure +- 0.005 GiB (1.42 + 1.42 GiB:
+    from 2.83 x 2^30 = 3,038,689,361.92, so 3,038,689,362, to 3,060,164,198)."""
     printed = [fields[k] for k in ("kv_size", "k_size", "v_size") if k in fields]
     total = sum(Decimal(p.split()[0]) for p in printed)
     half = Decimal("0.005") * len(printed)
@@ -481,8 +482,8 @@ def _sglang_bytes(
         "name": "kv_bytes_reported",
         "statistic": "single",
         "value": {
-            "min": int(low.to_integral_value(rounding="ROUND_FLOOR")),
-            "max": int(high.to_integral_value(rounding="ROUND_CEILING")),
+            "min": math.ceil(low),
+            "max": math.floor(high),
         },
         "scope": "per_device",
         "stated_as": quoted,

@@ -18,11 +18,11 @@ LATENCY_KEY = re.compile(
 )
 
 
-def latency_figures(entry: Entry, names: dict[str, str]) -> list[BenchFigure]:
+def latency_figures(entry: Entry, names: dict[str, str]) -> list[BenchFigure | None]:
     """Every ``<statistic>_<name>_ms`` key whose name ``names`` maps to a metric; the mean
     carries the std beside it as its spread. A percentile the vocabulary has no name for is
     listed as not imported."""
-    figures: list[BenchFigure] = []
+    figures: list[BenchFigure | None] = []
     for key in list(entry.values):
         match = LATENCY_KEY.match(key)
         if match is None or match[2] not in names:
@@ -37,9 +37,7 @@ def latency_figures(entry: Entry, names: dict[str, str]) -> list[BenchFigure]:
             entry.skip(key, f"the statistic {statistic} is not in the record's vocabulary")
             continue
         spread_key = f"std_{name}_ms" if statistic == "mean" else None
-        figure = entry.figure(key, metric, statistic, spread_key=spread_key)
-        if figure is not None:
-            figures.append(figure)
+        figures.append(entry.figure(key, metric, statistic, spread_key=spread_key))
     return figures
 
 
@@ -63,3 +61,35 @@ def concurrency(entry: Entry, key: str = "max_concurrency") -> int | None:
     if value == 0:
         raise entry.error(key, f"{key} is 0; a concurrency cap is at least 1")
     return value
+
+
+Rate = tuple[str, str, str]  # (key, metric, statistic)
+
+
+def run_figures(
+    entry: Entry, latencies: dict[str, str], rates: tuple[Rate, ...]
+) -> list[BenchFigure]:
+    """The figures a serving benchmark gives for a run: latencies, run-wide rates (token rates
+    over the whole run: aggregate), the prompt and output token totals, the run's duration."""
+    figures = latency_figures(entry, latencies)
+    for key, metric, statistic in rates:
+        scope = "aggregate" if metric.endswith("tokens_per_s") else None
+        figures.append(entry.figure(key, metric, statistic, scope=scope))
+    figures.append(entry.figure("total_input_tokens", "prompt_tokens", "total"))
+    figures.append(entry.figure("total_output_tokens", "generated_tokens", "total"))
+    figures.append(entry.figure("duration", "wall_time_s", "single"))
+    return [figure for figure in figures if figure is not None]
+
+
+def described(entry: Entry, rate: float | None, cap: int | None) -> str:
+    """A run's label: where it is in the file, its request rate and concurrency cap."""
+    parts = []
+    if rate is not None:
+        parts.append("request rate " + ("inf" if rate == math.inf else f"{rate:g}/s"))
+    if cap:
+        parts.append(f"concurrency {cap}")
+    return entry.key_prefix + (", ".join(parts) or "the run")
+
+
+def duration_of(figures: list[BenchFigure]) -> float | None:
+    return next((float(f.value) for f in figures if f.metric == "wall_time_s"), None)

@@ -10,10 +10,7 @@ mean/median/std/p99 of TTFT, TPOT, ITL and end-to-end latency, input and total t
 
 from __future__ import annotations
 
-import math
-
 from kvrecords.dataset.bench import (
-    BenchFigure,
     BenchFileError,
     BenchFormat,
     BenchRun,
@@ -22,7 +19,13 @@ from kvrecords.dataset.bench import (
     register,
 )
 from kvrecords.dataset.bench.entry import Entry
-from kvrecords.dataset.bench.readers.serving import concurrency, latency_figures, request_rate
+from kvrecords.dataset.bench.readers.serving import (
+    concurrency,
+    described,
+    duration_of,
+    request_rate,
+    run_figures,
+)
 
 TOOL = "sglang-bench-serving"
 LATENCIES = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2e_latency": "e2e_latency_ms"}
@@ -68,25 +71,10 @@ def _run(entry: Entry, file_name: str) -> BenchRun:
     entry.require("sglang.bench_serving", "backend", "completed")
     if not any(key.endswith("_e2e_latency_ms") for key in entry.values):
         entry.require("sglang.bench_serving", "mean_e2e_latency_ms")
-    figures: list[BenchFigure] = latency_figures(entry, LATENCIES)
-    for key, metric, statistic in RATES:
-        scope = "aggregate" if metric.endswith("tokens_per_s") else None
-        figure = entry.figure(key, metric, statistic, scope=scope)
-        if figure is not None:
-            figures.append(figure)
-    for key, metric in (
-        ("total_input_tokens", "prompt_tokens"),
-        ("total_output_tokens", "generated_tokens"),
-    ):
-        figure = entry.figure(key, metric, "total")
-        if figure is not None:
-            figures.append(figure)
+    figures = run_figures(entry, LATENCIES, RATES)
     accepted = entry.figure("accept_length", "acceptance_length", "mean")
     if accepted is not None:
         figures.append(accepted)
-    duration = entry.figure("duration", "wall_time_s", "single")
-    if duration is not None:
-        figures.append(duration)
     rate, cap = request_rate(entry), concurrency(entry)
     entry.skip("concurrency", "the mean number of requests in flight; no metric holds it")
     entry.skip("max_concurrent_requests", "the most requests in flight at once; no metric holds it")
@@ -100,15 +88,11 @@ def _run(entry: Entry, file_name: str) -> BenchRun:
         entry.values.get("dataset_name") == "random" and entry.values.get("random_range_ratio") == 1
     )
     backend = entry.values.get("backend")
-    shown_rate = "inf" if rate == math.inf else (None if rate is None else f"{rate:g}/s")
-    described = [f"request rate {shown_rate}"] if shown_rate else []
-    if cap:
-        described.append(f"concurrency {cap}")
     model = entry.text("model_id") or entry.text("model")
     return BenchRun(
         tool=TOOL,
         file_name=file_name,
-        label=entry.key_prefix + (", ".join(described) or "the run"),
+        label=described(entry, rate, cap),
         figures=tuple(figures),
         concurrency=cap,
         unbounded=cap is None and entry.has("max_concurrency"),
@@ -117,7 +101,7 @@ def _run(entry: Entry, file_name: str) -> BenchRun:
         # random prompts of exactly these lengths only when the range ratio is 1
         input_tokens=entry.count("random_input_len") if fixed else None,
         output_tokens=entry.count("random_output_len") if fixed else None,
-        duration_s=None if duration is None else float(duration.value),
+        duration_s=duration_of(figures),
         # SGLang's own request API (backend sglang) is served by SGLang alone
         engine="sglang" if backend == "sglang" else None,
         model=model,

@@ -11,11 +11,9 @@ Latencies are in milliseconds and throughputs per second, as the metrics are: no
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from kvrecords.dataset.bench import (
-    BenchFigure,
     BenchFileError,
     BenchFormat,
     BenchRun,
@@ -25,7 +23,13 @@ from kvrecords.dataset.bench import (
     register,
 )
 from kvrecords.dataset.bench.entry import Entry
-from kvrecords.dataset.bench.readers.serving import concurrency, latency_figures, request_rate
+from kvrecords.dataset.bench.readers.serving import (
+    concurrency,
+    described,
+    duration_of,
+    request_rate,
+    run_figures,
+)
 
 TOOL = "vllm-bench-serve"
 LATENCIES = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_latency_ms"}
@@ -72,22 +76,7 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
 def _run(entry: Entry, file_name: str) -> BenchRun:
     if not entry.has("tokenizer_id"):  # every release writes model_id and tokenizer_id
         entry.require("vllm bench serve", "model_id")
-    figures: list[BenchFigure] = latency_figures(entry, LATENCIES)
-    for key, metric, statistic in RATES:
-        scope = "aggregate" if metric.endswith("tokens_per_s") else None
-        figure = entry.figure(key, metric, statistic, scope=scope)
-        if figure is not None:
-            figures.append(figure)
-    for key, metric in (
-        ("total_input_tokens", "prompt_tokens"),
-        ("total_output_tokens", "generated_tokens"),
-    ):
-        figure = entry.figure(key, metric, "total")
-        if figure is not None:
-            figures.append(figure)
-    duration = entry.figure("duration", "wall_time_s", "single")
-    if duration is not None:
-        figures.append(duration)
+    figures = run_figures(entry, LATENCIES, RATES)
     rate, cap = request_rate(entry), concurrency(entry)
     failed = entry.count("failed")
     if failed:
@@ -103,14 +92,10 @@ def _run(entry: Entry, file_name: str) -> BenchRun:
     for key in PER_REQUEST:
         entry.skip(key, "per-request values the figures summarise")
     label = entry.text("label")
-    shown_rate = "inf" if rate == math.inf else (None if rate is None else f"{rate:g}/s")
-    described = [f"request rate {shown_rate}"] if shown_rate else []
-    if cap:
-        described.append(f"concurrency {cap}")
     return BenchRun(
         tool=TOOL,
         file_name=file_name,
-        label=entry.key_prefix + (label or ", ".join(described) or "the run"),
+        label=entry.key_prefix + label if label else described(entry, rate, cap),
         figures=tuple(figures),
         concurrency=cap,
         unbounded=cap is None and entry.has("max_concurrency"),
@@ -118,7 +103,7 @@ def _run(entry: Entry, file_name: str) -> BenchRun:
         num_requests=entry.count("completed"),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
-        duration_s=None if duration is None else float(duration.value),
+        duration_s=duration_of(figures),
         model=entry.text("model_id"),
         workload=tuple(workload),
         not_imported=entry.not_imported(),
