@@ -16,6 +16,8 @@ from kvrecords.runner.validate import validate
 
 BENCH = Path(__file__).parent / "fixtures" / "bench"
 VLLM = BENCH / "vllm" / "llm-d-llama-3.2-3b-l40s-results.json"
+VLLM_CONC4 = BENCH / "vllm" / "gpt-oss-120b-disagg-conc4.json"
+VLLM_CONC8 = BENCH / "vllm" / "gpt-oss-120b-disagg-conc8.json"
 SGLANG = BENCH / "sglang" / "llama-3.3-70b-h200-online.jsonl"
 SGLANG_ONE = BENCH / "sglang" / "deepseek-v2-dp-attention-h200.jsonl"
 LLAMA_JSON = BENCH / "llama-bench" / "qwen2.5-7b-q4km-rtx4080-b5163.json"
@@ -105,27 +107,31 @@ def test_a_file_naming_no_model_needs_model(dataset: Path) -> None:
     assert len(data["runs"]) == 7 and data["methodology"]["engine"]["name"] == "sglang"
 
 
-def test_two_files_with_a_baseline_give_two_runs(dataset: Path, tmp_path: Path) -> None:
-    """The same published one-run file stands for both sides here: the roles follow the files."""
-    treatment = tmp_path / "treatment.jsonl"
-    shutil.copyfile(SGLANG_ONE, treatment)
-    _, data = drafted(
-        dataset,
-        "--from-bench",
-        str(treatment),
-        "--baseline",
-        str(SGLANG_ONE),
-        "--model",
-        "deepseek-v2",
-    )
+def test_two_files_with_a_baseline_give_two_runs(dataset: Path) -> None:
+    """InferenceX's gpt-oss-120b sweep at concurrency 4 (the baseline) and 8."""
+    _, data = drafted(dataset, "--from-bench", str(VLLM_CONC8), "--baseline", str(VLLM_CONC4))
+    assert data["model"] == "gpt-oss-120b"  # /models/models--openai--gpt-oss-120b/snapshots/...
     baseline, treated = data["runs"]
     assert (baseline["role"], treated["role"]) == ("baseline", "treatment")
-    assert baseline["label"].startswith(SGLANG_ONE.name) and treated["label"].startswith(
-        "treatment.jsonl"
-    )
+    assert baseline["label"] == "gpt-oss-120b-disagg-conc4.json: request rate inf, concurrency 4"
+    assert (baseline["concurrency"], treated["concurrency"]) == (4, 8)
+    assert (baseline["requests"], treated["requests"]) == (40, 80)
     assert data["headline_run"] == treated["id"]
-    assert baseline["request_rate"] == "inf"
-    assert (baseline["context_tokens"], baseline["output_tokens"]) == (1, 512)
+    assert data["methodology"]["concurrency"] is None  # differs by run
+    # each run's figures are its own file's
+    assert metric(baseline, "e2e_latency_ms", "p99.9")["value"] == 9560.362910952654
+    assert metric(treated, "e2e_latency_ms", "p99.9")["value"] == 8953.599093816709
+    assert metric(treated, "output_tokens_per_s", "single")["stated_as"] == (
+        "gpt-oss-120b-disagg-conc8.json: output_throughput = 928.9837604849168"
+    )
+    assert data["measured_ttft_ms_at_ctx"] == 122.96592185739428  # the treatment's mean TTFT
+
+
+def test_a_one_run_file_of_sglang_with_its_infinity(dataset: Path) -> None:
+    _, data = drafted(dataset, "--from-bench", str(SGLANG_ONE), "--model", "deepseek-v2")
+    (run,) = data["runs"]
+    assert run["request_rate"] == "inf"
+    assert (run["context_tokens"], run["output_tokens"]) == (1, 512)
 
 
 def test_several_files_give_each_file_its_runs(dataset: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from kvrecords.dataset.bench import FORMATS, BenchRun, read_bench_file, stated_a
 
 BENCH = Path(__file__).parent / "fixtures" / "bench"
 VLLM = BENCH / "vllm" / "llm-d-llama-3.2-3b-l40s-results.json"
+VLLM_CONC4 = BENCH / "vllm" / "gpt-oss-120b-disagg-conc4.json"
 SGLANG = BENCH / "sglang" / "llama-3.3-70b-h200-online.jsonl"
 SGLANG_INF = BENCH / "sglang" / "deepseek-v2-dp-attention-h200.jsonl"
 LLAMA_JSON = BENCH / "llama-bench" / "qwen2.5-7b-q4km-rtx4080-b5163.json"
@@ -59,6 +61,21 @@ def test_vllm_the_first_run_holds_every_figure_of_line_1() -> None:
     )
 
 
+def test_vllm_percentiles_and_e2el_of_a_2026_file() -> None:
+    (run,) = read_bench_file(VLLM_CONC4)
+    found = figures(run)
+    # --percentile-metrics ttft,tpot,itl,e2el with p90, p99, p99.9: 4 x (mean, median, p90,
+    # p99, p99.9) = 20 latency figures, + 3 rates + 2 totals + the duration = 26
+    assert len(found) == 26
+    assert found[("e2e_latency_ms", "mean")] == (8910.336709150579, 289.10261376307136)
+    assert found[("ttft_ms", "p99.9")] == (1082.7990462793985, None)
+    assert found[("itl_ms", "p90")] == (8.471527020446956, None)
+    assert (run.concurrency, run.unbounded, run.request_rate) == (4, False, math.inf)
+    assert (run.num_requests, run.duration_s) == (40, 89.19548447802663)
+    assert "best_of 1" in run.workload
+    assert run.label == "request rate inf, concurrency 4"
+
+
 def test_vllm_request_rate_inf_is_every_request_at_once() -> None:
     run = read_bench_file(VLLM)[2]  # line 3: "request_rate": "inf"
     assert run.request_rate == math.inf
@@ -82,7 +99,7 @@ def test_vllm_lists_every_key_it_does_not_import() -> None:
     }
 
 
-@pytest.mark.parametrize("path", [VLLM, SGLANG, SGLANG_INF, LLAMA_JSON, LLAMA_JSONL])
+@pytest.mark.parametrize("path", [VLLM, VLLM_CONC4, SGLANG, SGLANG_INF, LLAMA_JSON, LLAMA_JSONL])
 def test_every_key_of_every_entry_is_imported_or_listed(path: Path) -> None:
     """No key of a real file disappears: each is a figure's key, a setting, or not imported."""
     text = path.read_text(encoding="utf-8")
@@ -97,7 +114,8 @@ def test_every_key_of_every_entry_is_imported_or_listed(path: Path) -> None:
     settings |= {"build_commit", "gpu_info", "cpu_info", "model_type", "date", "tokenizer_id"}
     settings |= {"test_time", "label"}
     for entry, run in zip(entries, runs, strict=True):
-        figure_keys = {f.key.split(": ")[-1].split(".")[-1] for f in run.figures}
+        # 'line 3: median_ttft_ms', '[1].avg_ts' -> the entry's own key
+        figure_keys = {re.sub(r"^\[\d+\]\.", "", f.key.split(": ")[-1]) for f in run.figures}
         spreads = {"std" + k.removeprefix("mean") for k in figure_keys if k.startswith("mean_")}
         spreads |= {"stddev_ts", "stddev_ns"} & set(entry)
         listed = {item.split(" = ")[0] for item in run.not_imported}
@@ -201,6 +219,7 @@ def test_llama_bench_depth_and_differing_settings_name_the_runs(tmp_path: Path) 
     ("path", "tool"),
     [
         (VLLM, "vllm-bench-serve"),
+        (VLLM_CONC4, "vllm-bench-serve"),
         (SGLANG, "sglang-bench-serving"),
         (SGLANG_INF, "sglang-bench-serving"),
         (LLAMA_JSON, "llama-bench"),

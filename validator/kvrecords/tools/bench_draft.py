@@ -169,7 +169,7 @@ def _model(root: Path, given: str | None, runs: list[BenchRun]) -> tuple[str, st
             f"{runs[0].file_name}:1:1: the file names no model; give --model ID (an id from models/)"
         )
     ids, by_repo = _model_ids(root)
-    exact = by_repo.get(named.lower()) or _by_name(named, ids)
+    exact = by_repo.get(_repository(named).lower()) or _by_name(named, ids)
     if exact:
         return exact, f"model: {named} -> models/{exact}.yaml"
     nearest = difflib.get_close_matches(_normalised(named), ids, n=3, cutoff=0.5)
@@ -197,9 +197,16 @@ def _model_ids(root: Path) -> tuple[list[str], dict[str, str]]:
     return ids, by_repo
 
 
+def _repository(name: str) -> str:
+    """The Hugging Face id a model path names: a cache path '/models/models--openai--gpt-oss-120b/
+    snapshots/<hash>/' is 'openai/gpt-oss-120b'; anything else is as given."""
+    cached = re.search(r"models--([^/\\]+?)--([^/\\]+)", name)
+    return f"{cached[1]}/{cached[2]}" if cached else name.strip().rstrip("/")
+
+
 def _normalised(name: str) -> str:
     """'models/Qwen2.5-7B-Instruct-Q4_K_M.gguf' -> 'qwen2.5-7b-instruct'."""
-    stem = re.split(r"[\\/]", name.strip())[-1].lower().removesuffix(".gguf")
+    stem = re.split(r"[\\/]", _repository(name))[-1].lower().removesuffix(".gguf")
     previous = None
     while previous != stem:
         previous, stem = stem, _QUANT_SUFFIX.sub("", stem)
