@@ -296,3 +296,15 @@ def test_a_log_without_a_cache_line_is_refused(dataset: Path, tmp_path: Path) ->
     result = run_cli("new", "--from-bench", str(LLAMA_JSON), "--log", str(log), cwd=dataset)
     assert result.returncode == 1 and "no cache figures found" in result.stderr
     assert list((dataset / "records" / "kv-efficiency").iterdir()) == []
+
+
+def test_runs_of_another_engine_or_model_say_so(dataset: Path) -> None:
+    """An SGLang file beside a vLLM file: each run keeps its engine and its model."""
+    _, data = drafted(dataset, "--from-bench", str(VLLM_CONC4), str(SGLANG_ONE), "--engine", "vllm")
+    vllm_run, sglang_run = data["runs"]
+    assert data["model"] == "gpt-oss-120b" and data["methodology"]["engine"]["name"] == "vllm"
+    assert "engine" not in vllm_run and "model" not in vllm_run
+    assert sglang_run["engine"] == {"name": "sglang", "version": None}
+    # the SGLang file names no model: a person says whether it is the record's
+    assert "model" not in sglang_run
+    assert sglang_run["note"].startswith("TODO: the file names no model")

@@ -114,7 +114,20 @@ def draft_from_bench(root: Path, sources: BenchSources, options: dict[str, Any])
         log = logs[0] if len(logs) == 1 else logs[index] if logs else None
         for run in file_runs:
             own = tuple(flag for flag in run.flags if flag not in shared)
-            runs.append(_run(run, role, len(read) > 1, log, own, reasons, len(runs)))
+            drafted = _run(run, role, len(read) > 1, log, own, reasons, len(runs))
+            other = _other_model(root, run, first, model_id, options.get("model_id"))
+            if other:
+                drafted["model"] = other
+            elif run.model is None and first.model and not options.get("model_id"):
+                unnamed = "TODO: the file names no model; say whether it is the record's"
+                drafted["note"] = f"{unnamed}. {drafted.get('note', '')}".strip()
+            stated = record["methodology"]["engine"]
+            name = run.engine or stated["name"]
+            if name != stated["name"] or run.engine_version not in (None, stated["version"]):
+                drafted["engine"] = {"name": name, "version": run.engine_version}  # its own
+                if run.engine_version is None:
+                    reasons[f"runs[{len(runs)}].engine.version"] = NOT_IN_OUTPUT
+            runs.append(drafted)
     record["runs"] = runs
     headline = next((r for r in runs if r["role"] == "treatment"), runs[0])
     record["headline_run"] = headline["id"]
@@ -182,6 +195,18 @@ def _model(root: Path, given: str | None, runs: list[BenchRun]) -> tuple[str, st
         f"TODO: the file names the model {named!r}, which no models/ id matches; the nearest "
         f"are {', '.join(nearest)}: check the model (give --model ID) and its arithmetic"
     )
+
+
+def _other_model(
+    root: Path, run: BenchRun, first: BenchRun, model_id: str, given: str | None
+) -> str | None:
+    """The models/ id of a run whose file names another model than the record's, if any."""
+    if given or not run.model or run.model == first.model:
+        return None
+    other, note = _model(root, None, [run])
+    if note.startswith("TODO"):
+        raise BenchDraftError(f"{run.file_name}:1:1: {note.removeprefix('TODO: ')}")
+    return other if other != model_id else None
 
 
 def _model_ids(root: Path) -> tuple[list[str], dict[str, str]]:
