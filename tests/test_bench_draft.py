@@ -308,3 +308,10 @@ def test_runs_of_another_engine_or_model_say_so(dataset: Path) -> None:
     # the SGLang file names no model: a person says whether it is the record's
     assert "model" not in sglang_run
     assert sglang_run["note"].startswith("TODO: the file names no model")
+
+
+def test_result_files_follow_from_bench(dataset: Path) -> None:
+    result = run_cli("new", str(LLAMA_JSON), cwd=dataset)
+    assert result.returncode == 2 and "result files follow --from-bench" in result.stderr
+    result = run_cli("new", "--baseline", str(LLAMA_JSON), cwd=dataset)
+    assert result.returncode == 2 and "go with --from-bench" in result.stderr

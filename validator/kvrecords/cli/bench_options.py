@@ -24,7 +24,10 @@ class BenchOptions(NamedTuple):
     @classmethod
     def take(cls, options: dict[str, Any]) -> BenchOptions:
         """The bench options, removed from ``options`` (the rest are new's own)."""
-        files = tuple(options.pop("from_bench")) + tuple(options.pop("more_bench_files"))
+        first, more = tuple(options.pop("from_bench")), tuple(options.pop("more_bench_files"))
+        if more and not first:
+            fail(f"unexpected argument {str(more[0])!r}; result files follow --from-bench")
+        files = first + more
         taken = cls(
             files, options.pop("baseline"), tuple(options.pop("bench_logs")), options.pop("tool")
         )

@@ -77,7 +77,7 @@ def new(issue_body: Path | None, **options: Any) -> None:
         return
     slug = options["slug"]
     if slug is None or options["model_id"] is None:
-        fail("give --slug and --model, or --from-issue FILE")
+        fail("give --slug and --model, --from-issue FILE or --from-bench FILE...")
     options["techniques"] = list(options["techniques"]) or ["baseline"]
     try:
         text = scaffold_record(root, **options)
