@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kvrecords.dataset.bench import FORMATS, BenchRun, read_bench_file, stated_as
+from kvrecords.dataset.bench import BenchRun, known_formats, read_bench_file, stated_as
 
 BENCH = Path(__file__).parent / "fixtures" / "bench"
 VLLM = BENCH / "vllm" / "llm-d-llama-3.2-3b-l40s-results.json"
@@ -230,7 +230,8 @@ def test_llama_bench_depth_and_differing_settings_name_the_runs(tmp_path: Path) 
 def test_each_file_is_recognised_as_its_own_tool_only(path: Path, tool: str) -> None:
     raw = path.read_bytes()
     mine = {"vllm-bench-serve", "sglang-bench-serving", "llama-bench"}
-    assert {name for name in mine if FORMATS[name].detect(raw, path.name)} == {tool}
+    formats = known_formats()
+    assert {name for name in mine if formats[name].detect(raw, path.name)} == {tool}
     assert {run.tool for run in read_bench_file(path)} == {tool}
 
 

@@ -149,7 +149,7 @@ def draft_from_bench(root: Path, sources: BenchSources, options: dict[str, Any])
         "title, methodology.source (publisher, title, url, published, citation), notes: "
         "where the measurement is published",
         "confidence and confidence_reason: rate them with the rubric in CONTRIBUTING.md",
-        "every TODO the draft still holds (kvrecords validate lists them as KV206)",
+        "every TODO the draft still holds (kvrecords validate lists each one)",
     ]
     return Draft(inputs.slug, text, len(runs), left, model_note)
 

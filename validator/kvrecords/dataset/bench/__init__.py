@@ -145,6 +145,12 @@ def read_bench_file(path: Path, tool: str | None = None) -> list[BenchRun]:
     return matches[0].read(raw, path.name)
 
 
+def known_formats() -> dict[str, BenchFormat]:
+    """Every registered format by name, the reader modules loaded."""
+    _load_readers()
+    return FORMATS
+
+
 def _load_readers() -> None:
     """Import the reader modules (each registers itself); a function so importing the package
     costs nothing for commands that never read a result file."""
