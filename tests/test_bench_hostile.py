@@ -18,6 +18,7 @@ VLLM = BENCH / "vllm" / "llm-d-llama-3.2-3b-l40s-results.json"
 LLAMA_JSON = BENCH / "llama-bench" / "qwen2.5-7b-q4km-rtx4080-b5163.json"
 LLAMA_CSV = BENCH / "llama-bench" / "qwen2.5-7b-q4km-rtx4080-b5163.csv"
 SGLANG = BENCH / "sglang" / "llama-3.3-70b-h200-online.jsonl"
+VLLM_CONC4 = BENCH / "vllm" / "gpt-oss-120b-disagg-conc4.json"
 
 
 @pytest.fixture
@@ -205,3 +206,23 @@ def test_reading_is_linear_in_the_file_size(tmp_path: Path) -> None:
     assert time.perf_counter() - started < 30
     column = text.rindex('"p90_ttft_ms"') + 1
     assert str(caught.value).startswith(f"1:{column}: p90_ttft_ms is the text 'x'")
+
+
+def test_a_run_where_no_request_finished(dataset: Path, tmp_path: Path) -> None:
+    text = VLLM_CONC4.read_text(encoding="utf-8").replace('"completed": 40', '"completed": 0')
+    path = tmp_path / "none.json"
+    path.write_text(text, encoding="utf-8")
+    assert refused(dataset, path) == (
+        1,
+        text.index('"completed"') + 1,
+        "completed is 0: no request finished, nothing was measured",
+    )
+
+
+def test_a_llama_bench_test_of_no_tokens(dataset: Path, tmp_path: Path) -> None:
+    text = LLAMA_JSON.read_text(encoding="utf-8").replace('"n_gen": 128', '"n_gen": 0')
+    path = tmp_path / "zero.json"
+    path.write_text(text, encoding="utf-8")
+    line, _, message = refused(dataset, path)
+    assert line == text[: text.rindex('"n_prompt": 0')].count("\n") + 1
+    assert message == "n_prompt and n_gen are both 0: the test processed no token"

@@ -176,6 +176,8 @@ def _differing(entries: list[Entry]) -> list[str]:
 def _run(entry: Entry, file_name: str, differing: list[str]) -> BenchRun:
     entry.require("llama-bench", "n_prompt", "n_gen", "avg_ts")
     n_prompt, n_gen, n_depth = entry.count("n_prompt"), entry.count("n_gen"), entry.count("n_depth")
+    if not n_prompt and not n_gen:
+        raise entry.error("n_prompt", "n_prompt and n_gen are both 0: the test processed no token")
     figures: list[BenchFigure] = []
     if n_prompt and not n_gen:  # prompt processing
         test = f"pp{n_prompt}"

@@ -93,3 +93,11 @@ def described(entry: Entry, rate: float | None, cap: int | None) -> str:
 
 def duration_of(figures: list[BenchFigure]) -> float | None:
     return next((float(f.value) for f in figures if f.metric == "wall_time_s"), None)
+
+
+def completed(entry: Entry) -> int | None:
+    """The requests that finished; none finishing leaves no measurement to import."""
+    count = entry.count("completed")
+    if count == 0:
+        raise entry.error("completed", "completed is 0: no request finished, nothing was measured")
+    return count

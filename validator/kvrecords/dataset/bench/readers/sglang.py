@@ -20,6 +20,7 @@ from kvrecords.dataset.bench import (
 )
 from kvrecords.dataset.bench.entry import Entry
 from kvrecords.dataset.bench.readers.serving import (
+    completed,
     concurrency,
     described,
     duration_of,
@@ -97,7 +98,7 @@ def _run(entry: Entry, file_name: str) -> BenchRun:
         concurrency=cap,
         unbounded=cap is None and entry.has("max_concurrency"),
         request_rate=rate,
-        num_requests=entry.count("completed"),
+        num_requests=completed(entry),
         # random prompts of exactly these lengths only when the range ratio is 1
         input_tokens=entry.count("random_input_len") if fixed else None,
         output_tokens=entry.count("random_output_len") if fixed else None,

@@ -24,6 +24,7 @@ from kvrecords.dataset.bench import (
 )
 from kvrecords.dataset.bench.entry import Entry
 from kvrecords.dataset.bench.readers.serving import (
+    completed,
     concurrency,
     described,
     duration_of,
@@ -100,7 +101,7 @@ def _run(entry: Entry, file_name: str) -> BenchRun:
         concurrency=cap,
         unbounded=cap is None and entry.has("max_concurrency"),
         request_rate=rate,
-        num_requests=entry.count("completed"),
+        num_requests=completed(entry),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         duration_s=duration_of(figures),
