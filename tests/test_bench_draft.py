@@ -73,7 +73,8 @@ def test_llama_bench_draft_holds_each_test_with_its_figures(dataset: Path) -> No
 
 
 def test_vllm_draft_has_a_run_for_each_line_with_its_settings(dataset: Path) -> None:
-    _, data = drafted(dataset, "--from-bench", str(VLLM))
+    path, data = drafted(dataset, "--from-bench", str(VLLM))
+    assert [p.code for p in validate(dataset, [path]).problems] == ["KV101"]  # confidence only
     runs = data["runs"]
     assert len(runs) == 9
     assert data["model"] == "llama-3.2-3b"  # meta-llama/Llama-3.2-3B-Instruct, same geometry
@@ -109,7 +110,8 @@ def test_a_file_naming_no_model_needs_model(dataset: Path) -> None:
 
 def test_two_files_with_a_baseline_give_two_runs(dataset: Path) -> None:
     """InferenceX's gpt-oss-120b sweep at concurrency 4 (the baseline) and 8."""
-    _, data = drafted(dataset, "--from-bench", str(VLLM_CONC8), "--baseline", str(VLLM_CONC4))
+    path, data = drafted(dataset, "--from-bench", str(VLLM_CONC8), "--baseline", str(VLLM_CONC4))
+    assert [p.code for p in validate(dataset, [path]).problems] == ["KV101"]  # confidence only
     assert data["model"] == "gpt-oss-120b"  # /models/models--openai--gpt-oss-120b/snapshots/...
     baseline, treated = data["runs"]
     assert (baseline["role"], treated["role"]) == ("baseline", "treatment")
