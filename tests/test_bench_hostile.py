@@ -226,3 +226,20 @@ def test_a_llama_bench_test_of_no_tokens(dataset: Path, tmp_path: Path) -> None:
     line, _, message = refused(dataset, path)
     assert line == text[: text.rindex('"n_prompt": 0')].count("\n") + 1
     assert message == "n_prompt and n_gen are both 0: the test processed no token"
+
+
+def test_a_nul_byte_is_located(dataset: Path, tmp_path: Path) -> None:
+    text = LLAMA_CSV.read_text(encoding="utf-8").replace('"CUDA"', '"CU\x00DA"', 1)
+    path = tmp_path / "nul.csv"
+    path.write_text(text, encoding="utf-8")
+    line, column, message = refused(dataset, path)
+    before = text[: text.index("\x00")]
+    assert (line, column) == (2, len(before) - before.rindex("\n"))
+    assert message == "a NUL byte: a result file is text"
+
+
+def test_a_csv_row_short_of_fields_is_located(dataset: Path, tmp_path: Path) -> None:
+    lines = LLAMA_CSV.read_text(encoding="utf-8").splitlines(keepends=True)
+    path = tmp_path / "short.csv"
+    path.write_text(lines[0] + lines[1].replace('"CUDA",', "", 1), encoding="utf-8")
+    assert refused(dataset, path) == (2, 1, "the row has 32 fields; the header names 33")

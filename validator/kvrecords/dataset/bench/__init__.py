@@ -131,6 +131,10 @@ def read_bench_file(path: Path, tool: str | None = None) -> list[BenchRun]:
         raise BenchFileError(f"cannot read the file: {error.strerror or error}") from None
     if not raw.strip():
         raise BenchFileError("the file is empty")
+    nul = raw.find(b"\x00")
+    if nul >= 0:  # a result file is text; a NUL would pass CSV and reach the record
+        before = raw[:nul].decode("utf-8", "replace")
+        raise BenchFileError("a NUL byte: a result file is text", *_position(before, len(before)))
     if tool is not None:
         if tool not in FORMATS:
             raise BenchFileError(f"unknown format {tool!r}; known: {', '.join(sorted(FORMATS))}")
