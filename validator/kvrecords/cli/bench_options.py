@@ -70,7 +70,7 @@ def bench_options(command: F) -> F:
                 help="With --from-bench: the format (vllm-bench-serve, sglang-bench-serving, "
                 "llama-bench) when it is not recognised.",
             ),
-            click.argument("more_bench_files", nargs=-1, type=_FILE),
+            click.argument("more_bench_files", nargs=-1, type=_FILE, metavar="[FILE]..."),
         )
     ):
         command = decorator(command)
