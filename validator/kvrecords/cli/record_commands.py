@@ -61,7 +61,9 @@ def new(issue_body: Path | None, **options: Any) -> None:
 
     Measured fields are null and listed under not_stated with a TODO reason; fill them from
     the source. With --from-issue, the issue's answers fill what they can, and an answer that
-    cannot be recorded as written is quoted in a TODO. Never overwrites an existing file.
+    cannot be recorded as written is quoted in a TODO. With --from-bench, a benchmark's result
+    files give the runs with every figure they hold, for the model they name. Never overwrites
+    an existing file.
     """
     from kvrecords.tools.scaffold import scaffold_record, write_scaffold
 
