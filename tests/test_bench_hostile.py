@@ -243,3 +243,15 @@ def test_a_csv_row_short_of_fields_is_located(dataset: Path, tmp_path: Path) -> 
     path = tmp_path / "short.csv"
     path.write_text(lines[0] + lines[1].replace('"CUDA",', "", 1), encoding="utf-8")
     assert refused(dataset, path) == (2, 1, "the row has 32 fields; the header names 33")
+
+
+def test_an_integer_past_the_digit_limit_is_located(dataset: Path, tmp_path: Path) -> None:
+    text = LLAMA_JSON.read_text(encoding="utf-8").replace(
+        '"n_batch": 2048', '"n_batch": ' + "9" * 5000, 1
+    )
+    path = tmp_path / "digits.json"
+    path.write_text(text, encoding="utf-8")
+    line, column, message = refused(dataset, path)
+    before = text[: text.index("9" * 5000)]
+    assert (line, column) == (before.count("\n") + 1, len(before) - before.rindex("\n"))
+    assert message == "an integer of more than 4,300 digits is not a figure"

@@ -73,9 +73,7 @@ class BenchRun:
     model: str | None = None  # as the file names it (a Hugging Face id, a GGUF file name)
     depth_tokens: int | None = None  # tokens already in the cache before the test (llama-bench)
     kv_cache_types: tuple[str, str] | None = None  # (K, V) element types as the file names them
-    hardware: str | None = (
-        None  # the accelerators as the file names them ('NVIDIA GeForce RTX 4080')
-    )
+    hardware: str | None = None  # the accelerators as named ('NVIDIA GeForce RTX 4080')
     weights: str | None = None  # the weights as the file names them ('qwen2 7B Q4_K - Medium')
     workload: tuple[str, ...] = ()  # how the load was made, as 'name value' ('dataset_name random')
     not_imported: tuple[str, ...] = ()  # 'key = raw (why)' for each entry no figure was drawn from
@@ -193,9 +191,11 @@ def load_json(raw: bytes, *, infinity: bool = False) -> Any:
         raise _too_deep(text) from None
     except ValueError as error:  # a constant or infinity refused above, a huge integer
         message = str(error)
+        line, column = _literal_position(text, refused[-1]) if refused else (1, 1)
         if "integer string conversion" in message:
             message = "an integer of more than 4,300 digits is not a figure"
-        line, column = _literal_position(text, refused[-1]) if refused else (1, 1)
+            digits = re.search(r"[0-9]{4301}", text)  # the first run of digits that long
+            line, column = _position(text, digits.start()) if digits else (1, 1)
         raise BenchFileError(message, line, column) from None
     if _depth(data) > MAX_JSON_DEPTH:
         raise _too_deep(text)
