@@ -273,3 +273,17 @@ def test_vllm_bench_serve_later_keys(tmp_path: Path) -> None:
     assert "p25_ttft_ms = 90.0 (the statistic p25 is not in the record's vocabulary)" in listed
     assert "failed = 1" in listed and "max_concurrent_requests = 16" in listed
     assert "rtfx = 0.0" in listed
+
+
+def test_vllm_per_request_lengths_give_the_length_only_when_all_agree(tmp_path: Path) -> None:
+    """2024 files kept every request's lengths: one length for all is the run's, else listed."""
+    result = json.loads(VLLM_CONC4.read_text(encoding="utf-8"))
+    result.update(input_lens=[1024, 1024, 1024], output_lens=[1024, 1000, 1024])
+    path = tmp_path / "lens.json"
+    path.write_text(json.dumps(result), encoding="utf-8")
+    (run,) = read_bench_file(path)
+    assert (run.input_tokens, run.output_tokens) == (1024, None)
+    assert (
+        "output_lens = a list of 3 values (per-request lengths, not one length for every "
+        "request)" in run.not_imported
+    )

@@ -114,16 +114,16 @@ def _run(entry: Entry, file_name: str) -> BenchRun:
 def _same_length(entry: Entry, key: str) -> int | None:
     """The per-request token count when every request had the same (a fixed-length dataset);
     otherwise the list is listed as not imported."""
-    values: Any = entry.values.get(key)
-    if not isinstance(values, list) or not values:
+    if key not in entry.values:
         return None
-    if (
-        all(isinstance(v, int) and not isinstance(v, bool) for v in values)
-        and len(set(values)) == 1
-    ):
+    values: Any = entry.values[key]
+    whole = isinstance(values, list) and all(
+        isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values
+    )
+    if whole and len(set(values)) == 1:
         entry.used.add(key)
-        return int(values[0]) if values[0] > 0 else None
-    entry.skip(key, "per-request lengths that differ; the totals are imported")
+        return int(values[0])
+    entry.skip(key, "per-request lengths, not one length for every request")
     return None
 
 
