@@ -417,6 +417,7 @@ def _evidence(
             "ttft_ms": row["measured_ttft_ms_at_ctx"],
             "tokens_per_s": row["measured_tps_at_ctx"],
             "speedup": row["speedup"],
+            "speedup_techniques": row["speedup_techniques"],
             "techniques": row["techniques"],
             "confidence": row["confidence"],
             "differs_in": differs or ["nothing the question states"],
@@ -428,15 +429,14 @@ def _evidence(
 
 
 def _techniques(nearest: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each technique the nearest records measured a speedup for, best first; none unmeasured."""
+    """Each technique the nearest records measured a speedup for, best first; none unmeasured.
+    A speedup counts for the techniques its two runs differ by, never for every technique the
+    record is about (an engine upgrade in which both runs offload bought no offload)."""
     found = []
     for record in nearest:
         speedup = record["speedup"]
-        if not speedup:
-            continue
-        for technique in record["techniques"] or []:
-            if technique != "baseline":
-                found.append({"technique": technique, "speedup": speedup, "record": record["id"]})
+        for technique in record["speedup_techniques"] or [] if speedup else []:
+            found.append({"technique": technique, "speedup": speedup, "record": record["id"]})
     return sorted(found, key=lambda item: -_number(item["speedup"]))
 
 

@@ -19,21 +19,13 @@ from fractions import Fraction
 from typing import Any, NamedTuple
 
 from kvrecords.checks.runs import Comparison, Stated, stated_comparison
-from kvrecords.dataset.records import Run
+from kvrecords.dataset.records import ARCHITECTURE, BASELINE, Run, run_model, technique_difference
 from kvrecords.kv.metrics import BY_NAME
 from kvrecords.tools.site.formatting import Position, measured, position
 from kvrecords.tools.site.hardware import Placement
 
 CENTRAL = ("single", "median", "p50", "mean", "harmonic_mean", "not_stated")
 PLOTTED = ("ttft_ms", "decode_tokens_per_s")
-BASELINE = "baseline"
-
-
-# What the model is rather than what serving switches on: a chart's series leaves these out
-# (a run's tooltip and page still name them) unless a run has nothing else.
-ARCHITECTURE = frozenset(
-    {"mla", "sliding_window", "hybrid_linear_attention", "sparse_attention", "kv_sharing"}
-)
 
 
 def technique_series(techniques: Sequence[str]) -> str:
@@ -242,34 +234,11 @@ def gain(kind: str, metric: str, stated: str) -> Position | None:
     return found
 
 
-def run_model(run: Run, record: dict[str, Any]) -> str:
-    """The model a run ran: its own, else the record's."""
-    return str(run.stated.get("model") or record["model"])
-
-
 def run_count(run: Run, record: dict[str, Any]) -> int | None:
     """How many accelerators a run ran on: its hardware's count, else the record's."""
     hardware = run.stated.get("hardware") or record["methodology"]["hardware"]
     count = hardware.get("count")
     return count if isinstance(count, int) and not isinstance(count, bool) else None
-
-
-def technique_difference(start: Run, end: Run, record: dict[str, Any]) -> tuple[str, ...]:
-    """The techniques a comparison's treatment run has and its baseline run has not.
-
-    A run's techniques are its own, else the record's (none for a baseline, as the schema
-    says). The model's own design (MLA, windows, linear or sparse attention, shared layers)
-    differs only between arms that run different models: a comparison on one model, such as a
-    version upgrade or an engine against another, differs by none of it, whatever the record
-    is about.
-    """
-    before = set(start.techniques)
-    same_model = run_model(start, record) == run_model(end, record)
-    return tuple(
-        t
-        for t in end.techniques
-        if t not in before and t != BASELINE and not (same_model and t in ARCHITECTURE)
-    )
 
 
 def changes(
