@@ -54,7 +54,7 @@ CASES: dict[str, tuple[str, bytes, str]] = {
     # name: (tool, the file's bytes, what the message says)
     "guidellm-malformed": ("guidellm", b'{"benchmarks": [}', "not JSON"),
     "guidellm-truncated": ("guidellm", GUIDELLM.read_bytes()[:3000], "not JSON"),
-    "guidellm-empty": ("guidellm", b"", "not JSON"),
+    "guidellm-empty": ("guidellm", b"", "empty"),
     "guidellm-nan": (
         "guidellm",
         GUIDELLM.read_bytes().replace(b"11.481165885925293", b"NaN", 1),
@@ -89,7 +89,7 @@ CASES: dict[str, tuple[str, bytes, str]] = {
         "not JSON",
     ),
     "aiperf-truncated": ("aiperf", AIPERF.read_bytes()[:777], "not JSON"),
-    "aiperf-empty": ("aiperf", b"", "not JSON"),
+    "aiperf-empty": ("aiperf", b"", "empty"),
     "aiperf-nan": ("aiperf", _aiperf('"avg": 30.814987671875', '"avg": NaN'), "NaN"),
     "aiperf-infinity": (
         "aiperf",

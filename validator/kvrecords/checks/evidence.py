@@ -131,6 +131,8 @@ def _traces(data: dict[str, Any], files: dict[str, EvidenceFile]) -> Iterator[_T
             if name not in files:
                 continue
             key, _, raw = trace.rpartition(" = ")
+            if raw.endswith(")") and " (" in raw:  # '0.0198 (19.8 ms)': the value converted
+                raw = raw.split(" (", 1)[0]
             path: JsonPath = ("runs", run_index, "metrics", metric_index)
             yield _Trace(str(run["id"]), path, files[name], key, raw)
 

@@ -127,12 +127,14 @@ def _read(folder: Path, display: str, position: int, entry: dict[str, Any]) -> E
 
 
 def _parsed(raw: bytes, entry: dict[str, Any]) -> tuple[list[BenchRun] | None, str | None]:
-    from kvrecords.dataset.bench import FORMATS, BenchFileError, load_readers
+    from kvrecords.dataset.bench import BenchFileError, known_formats
 
-    load_readers()
-    reader = FORMATS.get(entry["format"])
+    if not raw.strip():
+        return None, "the file is empty"
+    formats = known_formats()
+    reader = formats.get(entry["format"])
     if reader is None:
-        return None, f"unknown format {entry['format']!r}; known: {', '.join(sorted(FORMATS))}"
+        return None, f"unknown format {entry['format']!r}; known: {', '.join(sorted(formats))}"
     try:
         return reader.read(raw, entry["file"]), None
     except BenchFileError as error:

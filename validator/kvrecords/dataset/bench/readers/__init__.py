@@ -1,3 +1,10 @@
-"""Every benchmark result format the dataset reads; importing this package registers them."""
+"""The reader modules; importing one registers its format (``register`` in the package)."""
 
-from kvrecords.dataset.bench.readers import aiperf, guidellm, llm_d  # noqa: F401
+from kvrecords.dataset.bench.readers import (  # noqa: F401
+    aiperf,
+    guidellm,
+    llama_bench,
+    llm_d,
+    sglang,
+    vllm,
+)

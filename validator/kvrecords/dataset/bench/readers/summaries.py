@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-from kvrecords.dataset.bench import BenchFigure, BenchFileError, written_text
+from kvrecords.dataset.bench import BenchFigure, BenchFileError, written
 
 # No benchmark figure comes near this (10^15 ms is 31,700 years; 10^15 tokens, a thousand
 # times a large training corpus): a larger one is a corrupted or hostile file.
@@ -37,7 +37,7 @@ def number(value: Any, key: str) -> int | float | None:
         shown = type(value).__name__ if isinstance(value, dict | list) else repr(value)[:40]
         raise BenchFileError(f"a number belongs here, not {shown}", key=key)
     if isinstance(value, float) and not math.isfinite(value):
-        raise BenchFileError(f"{written_text(value)} is not a figure a benchmark reports", key=key)
+        raise BenchFileError(f"{written(value)} is not a figure a benchmark reports", key=key)
     return value
 
 
@@ -73,7 +73,7 @@ def summary_figures(
             continue
         if abs(figure) > MAX_FIGURE:
             raise BenchFileError(
-                f"{written_text(figure)} is not a figure a benchmark reports", key=where
+                f"{written(figure)} is not a figure a benchmark reports", key=where
             )
         statistic = statistics[name]
         figures.append(
@@ -82,7 +82,7 @@ def summary_figures(
                 statistic,
                 _scaled(figure, quantity.scale, where),
                 where,
-                written_text(figure),
+                written(figure),
                 spread if statistic == "mean" else None,
                 quantity.scope,
             )
@@ -109,11 +109,9 @@ def _scaled(value: int | float, scale: float, key: str) -> int | float:
     (0.05029489721637218 s is 50.29489721637218 ms, not the double product's ...185)."""
     if scale == 1:
         return value
-    scaled = float(Decimal(written_text(value)) * Decimal(repr(scale)))
+    scaled = float(Decimal(written(value)) * Decimal(repr(scale)))
     if not math.isfinite(scaled):
-        raise BenchFileError(
-            f"{written_text(value)} x {scale:g} is beyond a finite double", key=key
-        )
+        raise BenchFileError(f"{written(value)} x {scale:g} is beyond a finite double", key=key)
     return scaled
 
 
