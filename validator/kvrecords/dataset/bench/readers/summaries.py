@@ -107,8 +107,8 @@ def _flattened(summary: dict[str, Any]) -> list[tuple[str, Any]]:
 def _scaled(value: int | float, scale: float, key: str) -> int | float:
     """The value in the metric's unit: the file's decimal text times the factor, in decimal
     (0.05029489721637218 s is 50.29489721637218 ms, not the double product's ...185)."""
-    if scale == 1:
-        return value
+    if scale == 1:  # a plain number: the loader's subclass keeps its text in `raw` only
+        return int(value) if isinstance(value, int) else float(value)
     scaled = float(Decimal(written(value)) * Decimal(repr(scale)))
     if not math.isfinite(scaled):
         raise BenchFileError(f"{written(value)} x {scale:g} is beyond a finite double", key=key)
