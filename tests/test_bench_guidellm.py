@@ -13,6 +13,7 @@ import pytest
 from conftest import REPO
 from kvrecords.dataset.bench import BenchFigure, BenchFileError, BenchRun, read_bench_file
 from kvrecords.dataset.bench.readers import guidellm
+from kvrecords.dataset.bench.readers.summaries import skipped_key
 
 REPORT = REPO / "tests" / "fixtures" / "bench" / "guidellm" / "guidellm_report_v2.json"
 
@@ -110,7 +111,7 @@ def test_every_figure_is_the_value_at_its_key() -> None:
 
 def test_what_is_not_imported_is_listed() -> None:
     run = read_bench_file(REPORT, "guidellm")[0]
-    listed = set(run.not_imported)
+    listed = {skipped_key(entry) for entry in run.not_imported}
     # GuideLLM's TPOT counts the first token; the vocabulary's tpot_ms does not
     assert "benchmarks[0].metrics.time_per_output_token_ms" in listed
     assert "benchmarks[0].metrics.request_concurrency" in listed
@@ -118,6 +119,15 @@ def test_what_is_not_imported_is_listed() -> None:
     assert "benchmarks[0].metrics.time_to_first_token_ms.successful.mode" in listed
     assert "benchmarks[0].metrics.time_to_first_token_ms.successful.percentiles.p25" in listed
     assert not any(f.metric == "tpot_ms" for f in run.figures)
+    # each entry says its key, the value as written where it is one, and why
+    assert (
+        "benchmarks[0].metrics.time_per_output_token_ms (GuideLLM's TPOT counts the first "
+        "token; tpot_ms does not)"
+    ) in run.not_imported
+    assert (
+        "benchmarks[0].metrics.time_to_first_token_ms.successful.mode = 11.276006698608398 "
+        "(mode is not among the record's statistics)"
+    ) in run.not_imported
 
 
 def test_an_unknown_key_is_listed_not_dropped(tmp_path: Path) -> None:
@@ -127,8 +137,12 @@ def test_an_unknown_key_is_listed_not_dropped(tmp_path: Path) -> None:
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report))
     run = read_bench_file(path, "guidellm")[0]
-    assert "benchmarks[0].metrics.kv_cache_hit_ratio" in run.not_imported
-    assert "benchmarks[0].surprise" in run.not_imported
+    assert "benchmarks[0].metrics.kv_cache_hit_ratio (no metric of the vocabulary holds it)" in (
+        run.not_imported
+    )
+    assert "benchmarks[0].surprise = 1 (not a key of a benchmark this reader knows)" in (
+        run.not_imported
+    )
 
 
 @pytest.mark.parametrize(

@@ -355,11 +355,13 @@ def _index(runs: list[BenchRun]) -> _Index:
 
 
 def _missing(name: str, trace: _Trace) -> str:
+    from kvrecords.dataset.bench.readers.summaries import skipped_key  # only on this error
+
     runs = trace.file.runs or []
     if any(
-        trace.key == listed or trace.key.startswith(f"{listed}.")
+        trace.key == key or trace.key.startswith(f"{key}.")
         for run in runs
-        for listed in run.not_imported
+        for key in map(skipped_key, run.not_imported)
     ):
         return f"{name}'s {trace.key} is not a figure the {runs[0].tool} reader imports"
     return f"{name} has no figure at {trace.key}"

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from kvrecords.dataset.bench import BenchFileError, BenchFormat, BenchRun, load_json, register
-from kvrecords.dataset.bench.readers.summaries import Quantity, number, summary_figures
+from kvrecords.dataset.bench.readers.summaries import Quantity, number, skipped, summary_figures
 
 TOOL = "aiperf"
 
@@ -85,6 +85,11 @@ QUANTITIES = {
     "total_isl": _Known("prompt_tokens", _TOKENS, TOTAL_STATISTICS),
     "total_osl": _Known("generated_tokens", _TOKENS, TOTAL_STATISTICS),
 }
+NO_METRIC = "no metric of the vocabulary holds it"
+UNIMPORTED = {
+    "output_token_count": "the same count as output_sequence_length, without reasoning tokens",
+    "total_output_tokens": "total_osl, reasoning tokens included, is the run's generated_tokens",
+}
 # Keys that hold the run's settings or bookkeeping, read below or deliberately not figures.
 SETTING_KEYS = frozenset(
     {"input_config", "was_cancelled", "error_summary", "start_time", "end_time", "records"}
@@ -114,7 +119,7 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
         if name in ("request_count", "benchmark_duration"):
             continue  # settings of the run, below
         if known is None:
-            not_imported.append(key)
+            not_imported.append(skipped(key, summary, UNIMPORTED.get(name, NO_METRIC)))
             continue
         if not isinstance(summary, dict):
             raise BenchFileError("a mapping of statistics belongs here", key=key)
@@ -129,7 +134,11 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
         statistics = {name: value for name, value in summary.items() if name != "unit"}
         figures += summary_figures(statistics, key, quantity, known.statistics, "std", not_imported)
     if prefix:
-        not_imported += [name for name in export if name not in SETTING_KEYS]
+        not_imported += [
+            skipped(name, value, "not a key of a profile export this reader knows")
+            for name, value in export.items()
+            if name not in SETTING_KEYS
+        ]
     config = export.get("input_config")
     config = config if isinstance(config, dict) else {}
     concurrency, request_rate = _load(config)

@@ -33,7 +33,7 @@ from kvrecords.dataset.bench import (
     load_json,
     register,
 )
-from kvrecords.dataset.bench.readers.summaries import Quantity, number, summary_figures
+from kvrecords.dataset.bench.readers.summaries import Quantity, number, skipped, summary_figures
 
 TOOL = "guidellm"
 
@@ -90,6 +90,12 @@ BENCHMARK_KEYS = frozenset(
     }
 )
 REPORT_KEYS = frozenset({"metadata", "config", "args", "benchmarks"})
+ONLY_SUCCESSFUL = "only the successful requests' figures are the run's"
+NO_METRIC = "no metric of the vocabulary holds it"
+UNIMPORTED = {
+    "time_per_output_token_ms": "GuideLLM's TPOT counts the first token; tpot_ms does not",
+    "time_to_first_output_token_ms": "the first content token after reasoning; ttft_ms is the first",
+}
 
 
 def detect(raw: bytes, name: str) -> bool:
@@ -102,7 +108,11 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
         raise BenchFileError("a GuideLLM report is an object with a list of benchmarks")
     if not report["benchmarks"]:
         raise BenchFileError("the report holds no benchmark", key="benchmarks")
-    file_level = [name for name in report if name not in REPORT_KEYS]
+    file_level = [
+        skipped(name, value, "not a key of a GuideLLM report this reader knows")
+        for name, value in report.items()
+        if name not in REPORT_KEYS
+    ]
     spec = _mapping(report, "config", "spec")
     model = _text(_mapping(spec, "backend").get("model"))
     prompt_tokens, output_tokens = _configured_lengths(spec)
@@ -132,7 +142,11 @@ def _run(
     if not isinstance(benchmark, dict) or not isinstance(benchmark.get("metrics"), dict):
         raise BenchFileError("a benchmark is an object with its metrics", key=key)
     not_imported = list(file_level)
-    not_imported += [f"{key}.{name}" for name in benchmark if name not in BENCHMARK_KEYS]
+    not_imported += [
+        skipped(f"{key}.{name}", value, "not a key of a benchmark this reader knows")
+        for name, value in benchmark.items()
+        if name not in BENCHMARK_KEYS
+    ]
     metrics = benchmark["metrics"]
     figures = []
     for name, value in metrics.items():
@@ -140,11 +154,15 @@ def _run(
         quantity = QUANTITIES.get(name)
         if quantity is None:
             if name != "request_totals":
-                not_imported.append(where)
+                not_imported.append(skipped(where, value, UNIMPORTED.get(name, NO_METRIC)))
             continue
         if not isinstance(value, dict) or "successful" not in value:
             raise BenchFileError("a metric holds its successful requests' summary", key=where)
-        not_imported += [f"{where}.{status}" for status in value if status != "successful"]
+        not_imported += [
+            skipped(f"{where}.{status}", summary, ONLY_SUCCESSFUL)
+            for status, summary in value.items()
+            if status != "successful"
+        ]
         statistics = STATISTICS if name in TOTALS else WITHOUT_TOTAL
         figures += summary_figures(
             value["successful"],
@@ -159,7 +177,11 @@ def _run(
     totals = metrics.get("request_totals")
     completed = totals.get("successful") if isinstance(totals, dict) else None
     if isinstance(totals, dict):
-        not_imported += [f"{key}.metrics.request_totals.{s}" for s in totals if s != "successful"]
+        not_imported += [
+            skipped(f"{key}.metrics.request_totals.{status}", count, ONLY_SUCCESSFUL)
+            for status, count in totals.items()
+            if status != "successful"
+        ]
     duration = number(benchmark.get("duration"), f"{key}.duration")
     return BenchRun(
         TOOL,

@@ -36,7 +36,7 @@ from kvrecords.dataset.bench import (
     load_yaml,
     register,
 )
-from kvrecords.dataset.bench.readers.summaries import Quantity, number, summary_figures
+from kvrecords.dataset.bench.readers.summaries import Quantity, number, skipped, summary_figures
 
 TOOL = "llm-d"
 VERSION = "0.2"
@@ -75,6 +75,11 @@ SECTIONS: dict[str, dict[str, tuple[str, dict[str, float], str | None]]] = {
     },
 }
 ENGINES = {"vllm": "vllm", "sglang": "sglang", "tensorrt-llm": "tensorrt-llm"}
+NO_METRIC = "no metric of the vocabulary holds it"
+UNIMPORTED = {
+    "normalized_time_per_output_token": "request latency / output tokens counts the first token; "
+    "tpot_ms does not",
+}
 
 
 # the report's version as its first lines write it: "version: '0.2'" or "version": "0.2"
@@ -104,7 +109,7 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
     for section, values in aggregate.items():
         quantities = SECTIONS.get(section)
         if quantities is None or not isinstance(values, dict):
-            not_imported.append(f"{where}.{section}")
+            not_imported.append(skipped(f"{where}.{section}", values, NO_METRIC))
             continue
         for name, summary in values.items():
             key = f"{where}.{section}.{name}"
@@ -112,7 +117,7 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
                 continue  # counts of the run, read below
             if name not in quantities:
                 if summary is not None:
-                    not_imported.append(key)
+                    not_imported.append(skipped(key, summary, UNIMPORTED.get(name, NO_METRIC)))
                 continue
             if summary is None:
                 continue
@@ -160,14 +165,25 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
 
 def _other_sections(report: dict[str, Any]) -> list[str]:
     """The parts of a report that hold figures this reader does not take."""
-    found = [f"{name}" for name in report if name not in ("version", "run", "scenario", "results")]
+    why = "only the aggregate request performance is read"
+    found = [
+        skipped(name, value, "not a section of version 0.2")
+        for name, value in report.items()
+        if name not in ("version", "run", "scenario", "results")
+    ]
     results = report.get("results")
     if isinstance(results, dict):
-        found += [f"results.{name}" for name in results if name != "request_performance"]
+        found += [
+            skipped(f"results.{name}", value, why)
+            for name, value in results.items()
+            if name != "request_performance"
+        ]
         performance = results.get("request_performance")
         if isinstance(performance, dict):
             found += [
-                f"results.request_performance.{name}" for name in performance if name != "aggregate"
+                skipped(f"results.request_performance.{name}", value, why)
+                for name, value in performance.items()
+                if name != "aggregate"
             ]
     return found
 

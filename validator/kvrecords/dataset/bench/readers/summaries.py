@@ -66,7 +66,9 @@ def summary_figures(
             continue
         if name not in statistics:
             if value is not None:
-                not_imported.append(where)
+                not_imported.append(
+                    skipped(where, value, f"{name} is not among the record's statistics")
+                )
             continue
         figure = number(value, where)
         if figure is None:
@@ -88,7 +90,9 @@ def summary_figures(
             )
         )
     if spread is not None and not any(f.statistic == "mean" for f in figures):
-        not_imported.append(f"{key}.{spread_key}")  # a spread with no mean to stand beside
+        not_imported.append(
+            skipped(f"{key}.{spread_key}", summary[spread_key], "a spread with no mean beside it")
+        )
     return figures
 
 
@@ -115,6 +119,14 @@ def _scaled(value: int | float, scale: float, key: str) -> int | float:
     return scaled
 
 
-def unknown_keys(data: dict[str, Any], known: frozenset[str], prefix: str = "") -> list[str]:
-    """The keys of ``data`` a reader does not know, as key paths, for ``not_imported``."""
-    return [f"{prefix}{name}" for name in data if name not in known]
+def skipped(key: str, value: Any, why: str) -> str:
+    """A ``not_imported`` entry as the package writes them: ``key = raw (why)``, or ``key
+    (why)`` for a mapping or list (its whole subtree)."""
+    if isinstance(value, dict | list) or value is None:
+        return f"{key} ({why})"
+    return f"{key} = {written(value)[:40]} ({why})"
+
+
+def skipped_key(entry: str) -> str:
+    """The key of a ``not_imported`` entry (keys hold no spaces)."""
+    return entry.split(" ", 1)[0]
