@@ -25,7 +25,7 @@ def test_the_run_and_its_settings() -> None:
     assert run.tool == "llm-d"
     # scenario.load.standardized: rate_qps 10, concurrency .inf (no cap), input fixed 2148,
     # output gaussian 1000 (not every request's length, so not taken)
-    assert (run.request_rate, run.concurrency) == (10.0, None)
+    assert (run.request_rate, run.concurrency, run.unbounded) == (10.0, None, True)
     assert (run.input_tokens, run.output_tokens) == (2148, None)
     assert run.num_requests == 500  # results...requests.total
     assert run.duration_s == 49.97206788184121  # run.time.duration PT49.97206788184121S

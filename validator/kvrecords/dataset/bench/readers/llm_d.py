@@ -146,6 +146,7 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
             _label(report),
             tuple(figures),
             concurrency=_concurrency(load.get("concurrency")),
+            unbounded=load.get("concurrency") == math.inf,  # '.inf': no cap on requests in flight
             request_rate=_rate(load.get("rate_qps")),
             num_requests=total,
             input_tokens=_length(load, "input_seq_len"),
