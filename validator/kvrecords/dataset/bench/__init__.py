@@ -11,11 +11,13 @@ standard reader. A file a reader cannot read raises ``BenchFileError`` with wher
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import math
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -184,7 +186,10 @@ def load_json(raw: bytes, *, infinity: bool = False) -> Any:
         return value
 
     try:
-        data = json.loads(text, parse_constant=constant, parse_float=finite, parse_int=WrittenInt)
+        with _collection_paused():
+            data = json.loads(
+                text, parse_constant=constant, parse_float=finite, parse_int=WrittenInt
+            )
     except json.JSONDecodeError as error:
         raise BenchFileError(f"not JSON: {error.msg}", error.lineno, error.colno) from None
     except RecursionError:
@@ -197,7 +202,9 @@ def load_json(raw: bytes, *, infinity: bool = False) -> Any:
             digits = re.search(r"[0-9]{4301}", text)  # the first run of digits that long
             line, column = _position(text, digits.start()) if digits else (1, 1)
         raise BenchFileError(message, line, column) from None
-    if _depth(data) > MAX_JSON_DEPTH:
+    with _collection_paused():  # the walk makes a tuple per value: the same pile-up
+        too_deep = _depth(data) > MAX_JSON_DEPTH
+    if too_deep:
         raise _too_deep(text)
     return data
 
@@ -212,6 +219,21 @@ def load_json_lines(raw: bytes, *, infinity: bool = False) -> list[tuple[int, An
             except BenchFileError as error:
                 raise BenchFileError(error.message, number, error.column, error.key) from None
     return values
+
+
+@contextlib.contextmanager
+def _collection_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while a file's values are built: every number
+    is an object with a ``__dict__`` (its written text), which the collector would scan again
+    and again as they pile up, making a large file cost more than its size. Parsed data holds
+    no cycles, so nothing is left uncollected."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class WrittenFloat(float):
@@ -373,7 +395,8 @@ def load_yaml(raw: bytes) -> Any:
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     events = yaml.parse(text, Loader=loader)
     try:
-        return _YamlBuilder(events).document()
+        with _collection_paused():
+            return _YamlBuilder(events).document()
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
