@@ -42,7 +42,7 @@ from kvrecords.kv.arithmetic import (
     parse_element_type,
 )
 from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent
-from kvrecords.kv.units import format_binary, format_in_unit
+from kvrecords.kv.units import format_binary
 from kvrecords.problems import did_you_mean
 from kvrecords.tools.fmt import format_data, load_schema
 
@@ -132,6 +132,12 @@ def draft_record(root: Path, inputs: ScaffoldInputs) -> tuple[dict[str, Any], di
         raise ValueError(f"layers_counted {layers_counted!r}: one of {', '.join(LAYER_BASES)}")
     if context_tokens is not None and (isinstance(context_tokens, bool) or context_tokens < 1):
         raise ValueError(f"context_tokens {context_tokens!r}: a positive number of tokens, or None")
+    limit = model.max_context_tokens
+    if context_tokens is not None and limit is not None and context_tokens > limit:
+        raise ValueError(
+            f"context_tokens {context_tokens:,}: {model_display} holds at most {limit:,} tokens "
+            "(max_context_tokens)"
+        )
     _check_accelerator(root, inputs.accelerator)
     element = parse_element_type(inputs.dtype)  # ValueError lists the valid forms
     report = basis_report(
@@ -236,7 +242,7 @@ def _record(
         "layers_counted": report.layers_counted,
         "context_tokens": context_tokens,
         "bytes_per_token": None if per_token is None else int(per_token),
-        "kv_at_context": None if at_context is None else format_in_unit(at_context, "GiB", 2),
+        "kv_at_context": None if at_context is None else _readable(at_context),
     }
     state = report.fixed_state_bytes
     if state:  # only models with state layers whose dimensions are published
@@ -346,7 +352,7 @@ def _explanation(
         if single:
             sentences.append(f"At {context_tokens:,} tokens: {terms[0]}.")
         else:
-            total = format_in_unit(at_context, "GiB", 2)
+            total = _readable(at_context)
             sentences.append(f"At {context_tokens:,} tokens: {'; '.join(terms)}; in all {total}.")
     if report.fixed_state_bytes:
         sentences.append(
@@ -424,5 +430,8 @@ def _number(value: Fraction) -> str:
 
 
 def _readable(exact_bytes: Fraction) -> str:
-    """A byte figure with 2 decimals in the largest binary unit that keeps it at 1 or more."""
+    """A byte figure with 2 decimals in the largest binary unit that keeps it at 1 or more
+    (whole bytes below a KiB), so it has at least three significant figures and lies within
+    0.5 % of the exact value: the validator's precision rule accepts it at any size, where a
+    fixed GiB would write 72 MiB as ``0.07 GiB`` (one significant figure)."""
     return format_binary(exact_bytes)
