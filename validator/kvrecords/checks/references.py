@@ -9,7 +9,7 @@ from pathlib import Path
 from kvrecords.checks.context import value_at
 from kvrecords.dataset.document import Document, JsonPath, dotted
 from kvrecords.dataset.layout import ID_PATTERN, model_file
-from kvrecords.problems import Problem, Rule
+from kvrecords.problems import Problem, Rule, closest
 
 MODEL_LINK = Rule(
     "KV203",
@@ -121,11 +121,14 @@ def null_reason_problems(document: Document, list_key: str) -> list[Problem]:
     nulls = {
         dotted(path): path
         for path, value in document.leaves.items()
-        if value is None and path[0] != list_key
+        if value is None and path and path[0] != list_key
     }
     listed: dict[str, int] = {}
     problems = []
-    for index, entry in enumerate(document.data.get(list_key, [])):
+    entries = document.data.get(list_key, []) if isinstance(document.data, dict) else []
+    for index, entry in enumerate(entries if isinstance(entries, list) else []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("field"), str):
+            continue  # the schema reports it (this check also runs on a record it refuses)
         first = listed.setdefault(entry["field"], index)
         if first != index:
             message = f"{list_key} lists {entry['field']} again (first at {list_key}[{first}])"
@@ -134,8 +137,26 @@ def null_reason_problems(document: Document, list_key: str) -> list[Problem]:
         if name not in listed:
             message = f"{name} is null; list it under {list_key} with the reason"
             problems.append(document.problem(NULL_REASON, path, message))
+    fields: set[str] | None = None  # every field the document has, read only when needed
     for name, index in sorted(listed.items()):
         if name not in nulls:
-            message = f"{list_key} lists {name}, which is not null"
+            fields = fields if fields is not None else _fields(document, list_key)
+            if name in fields:
+                message = f"{list_key} lists {name}, which is not null"
+            else:
+                unlisted = [null for null in nulls if null not in listed]
+                close = closest(name, unlisted, n=1) or closest(name, fields, n=1)
+                hint = f"; did you mean {close[0]}?" if close else ""
+                message = f"{list_key} lists {name}, but the file has no such field{hint}"
             problems.append(document.problem(NULL_REASON, (list_key, index, "field"), message))
     return problems
+
+
+def _fields(document: Document, list_key: str) -> set[str]:
+    """The dotted name of every value in the document and of every mapping or list holding one
+    (``methodology.engine`` as well as ``methodology.engine.version``), ``list_key`` aside."""
+    fields: set[str] = set()
+    for path in document.leaves:
+        if path and path[0] != list_key:
+            fields.update(dotted(path[:end]) for end in range(1, len(path) + 1))
+    return fields

@@ -37,6 +37,7 @@ from kvrecords.tools.issue_form import (
 from kvrecords.tools.scaffold import (
     MAX_SLUG,
     RUN_LABEL,
+    ContextPastModel,
     ScaffoldInputs,
     draft_record,
     finish_record,
@@ -127,7 +128,14 @@ def scaffold_from_issue(
         parse_element_type(inputs.dtype)
     except ValueError as error:
         raise ValueError(f"the KV cache dtype answer: {error}; give --dtype") from None
-    record, geometry_reasons = draft_record(root, inputs)
+    try:
+        record, geometry_reasons = draft_record(root, inputs)
+    except ContextPastModel as error:
+        if "context_tokens" in overrides:
+            raise
+        reasons["kv_bytes_basis.context_tokens"] = _unread(answers["context_tokens"], str(error))
+        inputs = inputs._replace(context_tokens=None)
+        record, geometry_reasons = draft_record(root, inputs)
     reasons.update(geometry_reasons)
 
     methodology = record["methodology"]

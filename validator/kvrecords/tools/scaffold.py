@@ -56,6 +56,10 @@ _RUN_NOTE = (
 )
 
 
+class ContextPastModel(ValueError):
+    """The context asked for is above the model's max_context_tokens (KV306 would refuse it)."""
+
+
 def scaffold_path(root: Path, slug: str) -> Path:
     """Where the record ``kv-efficiency/<slug>`` lives; ``ValueError`` for a malformed slug."""
     _check_slug(slug)
@@ -134,7 +138,7 @@ def draft_record(root: Path, inputs: ScaffoldInputs) -> tuple[dict[str, Any], di
         raise ValueError(f"context_tokens {context_tokens!r}: a positive number of tokens, or None")
     limit = model.max_context_tokens
     if context_tokens is not None and limit is not None and context_tokens > limit:
-        raise ValueError(
+        raise ContextPastModel(
             f"context_tokens {context_tokens:,}: {model_display} holds at most {limit:,} tokens "
             "(max_context_tokens)"
         )
