@@ -33,6 +33,9 @@ from kvrecords.cli.common import dataset_root, fail, inside_dataset
 )
 @click.option("--source-url", help="URL of the source.")
 @click.option(
+    "--locator", help="Where in the source the figures are: a section, table or figure."
+)
+@click.option(
     "--publisher", default="TODO: who published the source", help="Who published the source."
 )
 @click.option(

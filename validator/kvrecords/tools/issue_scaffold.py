@@ -112,6 +112,7 @@ def scaffold_from_issue(
         accelerator_count=read("accelerator_count", whole_number, "methodology.hardware.count"),
         engine=engine,
         engine_version=_line_or_none(answers.get("engine_version")),
+        locator=_line_or_none(answers.get("locator")),
     )
     inputs = inputs._replace(**overrides)
     for name, field in (
@@ -142,7 +143,6 @@ def scaffold_from_issue(
     source = methodology["source"]
     source["title"] = _line_or_none(answers.get("source_title"))
     source["published"] = read("published", date, "methodology.source.published")
-    source["locator"] = _line_or_none(answers.get("locator"))
     flags = lines_of(answers.get("engine_flags", ""))
     if flags:
         methodology["engine"]["flags"] = flags

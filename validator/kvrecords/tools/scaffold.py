@@ -82,6 +82,7 @@ class ScaffoldInputs(NamedTuple):
     accelerator_count: int | None
     engine: str
     engine_version: str | None
+    locator: str | None = None
 
 
 def scaffold_record(
@@ -100,6 +101,7 @@ def scaffold_record(
     count: int | None,
     engine: str,
     engine_version: str | None,
+    locator: str | None = None,
 ) -> str:
     """The YAML text of a new record, formatted; ``ValueError`` says which input is wrong.
 
@@ -119,6 +121,7 @@ def scaffold_record(
         count,
         engine,
         engine_version,
+        locator,
     )
     return finish_record(root, *draft_record(root, inputs))
 
@@ -269,7 +272,7 @@ def _record(
             "title": None,
             "url": inputs.source_url,
             "published": None,
-            "locator": None,
+            "locator": inputs.locator,
             "citation": "TODO: a citation a reader can follow without the URL (author, title, date, section)",
         },
         "hardware": {"accelerator": inputs.accelerator, "count": inputs.accelerator_count},
