@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 
 from kvrecords.checks.context import value_at
 from kvrecords.dataset.document import Document, JsonPath, dotted
 from kvrecords.dataset.layout import ID_PATTERN, model_file
+from kvrecords.dataset.schemas import is_placeholder
 from kvrecords.problems import Problem, Rule, closest
 
 MODEL_LINK = Rule(
@@ -51,10 +51,6 @@ PLACEHOLDER = Rule(
     "reason: The post does not publish decode tokens/s.",
     "reason: 'TODO: fill from the source or give the reason it is not stated'\n# KV206 not_stated[3].reason is still a placeholder",
 )
-
-# TODO, which kvrecords new writes where the contributor must write, in any case, and the other
-# marks people leave (TBD, FIXME), opening the text
-_PLACEHOLDER_RE = re.compile(r"\s*(?:todo|tbd|fixme)\b", re.IGNORECASE)
 
 
 def model_link_problem(
@@ -105,7 +101,7 @@ def placeholder_problems(document: Document) -> list[Problem]:
             PLACEHOLDER, path, f"{dotted(path)} is still a placeholder: {_opening(value)!r}"
         )
         for path, value in document.leaves.items()
-        if isinstance(value, str) and _PLACEHOLDER_RE.match(value)
+        if is_placeholder(value)
     ]
 
 

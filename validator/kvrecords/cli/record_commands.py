@@ -32,9 +32,7 @@ from kvrecords.cli.common import dataset_root, fail, inside_dataset
     "counterfactual where every layer is full attention)."
 )
 @click.option("--source-url", help="URL of the source.")
-@click.option(
-    "--locator", help="Where in the source the figures are: a section, table or figure."
-)
+@click.option("--locator", help="Where in the source the figures are: a section, table or figure.")
 @click.option(
     "--publisher", default="TODO: who published the source", help="Who published the source."
 )

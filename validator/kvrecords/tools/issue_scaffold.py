@@ -71,9 +71,10 @@ def scaffold_from_issue(
     """The slug and YAML text of a record drafted from a submission issue's answers.
 
     ``answers`` come from ``issue_form.parse_issue_body``; ``overrides`` (fields of
-    ``ScaffoldInputs``, as given on the command line) win over them. ``ValueError`` when the
-    model, engine or KV dtype, which the arithmetic and the schema cannot do without, is missing
-    or cannot be read; ``FileExistsError`` when the record exists.
+    ``ScaffoldInputs``, as given on the command line) win over them. A model with no file in
+    models/ is a TODO naming the closest ids. ``ValueError`` when the model or engine is not
+    answered, or the engine or KV dtype, which the schema cannot do without, cannot be read;
+    ``FileExistsError`` when the record exists.
     """
     reasons: dict[str, str] = {}
 
@@ -87,7 +88,10 @@ def scaffold_from_issue(
             reasons[field] = _unread(answer, str(error))
             return None
 
-    model_id = overrides.get("model_id") or _issue_model(root, answers.get("model"))
+    model_todo = None
+    model_id = overrides.get("model_id")
+    if model_id is None:
+        model_id, model_todo = _issue_model(root, answers.get("model"))
     engine = overrides.get("engine") or _issue_engine(answers.get("engine"))
     accelerator = None
     if answers.get("hardware") is not None:
@@ -130,13 +134,13 @@ def scaffold_from_issue(
     except ValueError as error:
         raise ValueError(f"the KV cache dtype answer: {error}; give --dtype") from None
     try:
-        record, geometry_reasons = draft_record(root, inputs)
+        record, geometry_reasons = draft_record(root, inputs, model_todo)
     except ContextPastModel as error:
         if "context_tokens" in overrides:
             raise
         reasons["kv_bytes_basis.context_tokens"] = _unread(answers["context_tokens"], str(error))
         inputs = inputs._replace(context_tokens=None)
-        record, geometry_reasons = draft_record(root, inputs)
+        record, geometry_reasons = draft_record(root, inputs, model_todo)
     reasons.update(geometry_reasons)
 
     methodology = record["methodology"]
@@ -228,17 +232,23 @@ def _issue_run(
     return run
 
 
-def _issue_model(root: Path, answer: str | None) -> str:
+def _issue_model(root: Path, answer: str | None) -> tuple[str, str | None]:
+    """The model id the answer names, or a slug made of the answer and the TODO that says
+    which model files come closest and what to do (the rest of the draft does not wait)."""
     if answer is None:
         raise ValueError("the issue does not name the model; give --model")
     found = _find_id(root, MODELS_DIR, answer, _MODEL_SPELLINGS)
-    if found is None:
-        why = _no_file(root, MODELS_DIR, answer, _MODEL_SPELLINGS)
-        raise ValueError(
-            f"the Model answer {one_line(answer)!r}: {why}; add the "
-            "model (kvrecords model import-hf) or give --model"
-        )
-    return found
+    if found is not None:
+        return found, None
+    why = _no_file(root, MODELS_DIR, answer, _MODEL_SPELLINGS)
+    todo = _unread(
+        answer,
+        f"{why}; write the model's id here (add its file first with kvrecords model import-hf "
+        "if it has none) and the KV figures from kvrecords kv, or delete this draft and run "
+        "kvrecords new --from-issue again with --model",
+    )
+    slug = "-".join(re.findall(r"[a-z0-9.]+", one_line(answer).lower())).strip(".-")
+    return slug or "model", todo
 
 
 def _issue_hardware(root: Path, answer: str) -> str | None:
@@ -291,15 +301,23 @@ def _key(text: str) -> str:
 
 def _no_file(root: Path, folder: str, answer: str, keys: tuple[str, ...]) -> str:
     """Why the answer names no file, with the files that share the most of its words."""
+    import difflib  # only for an answer that names no file
+
     words = set(re.findall(r"[a-z0-9.]{2,}", one_line(answer).lower()))
-    scores = {
-        file_id: sum(1 for word in words if any(word in s.lower() for s in spellings))
-        for file_id, spellings in _spellings(root, folder, keys).items()
+    spellings = _spellings(root, folder, keys)
+    holding = {
+        word: {f for f, names in spellings.items() if any(word in n.lower() for n in names)}
+        for word in words
     }
-    best = max(scores.values(), default=0)
-    close = sorted(file_id for file_id, score in scores.items() if score == best and best)[:3]
-    if not close:
-        close = closest(_key(answer), scores)
+    # a word few files hold (a size, 32b) tells more than one most hold (qwen3, instruct)
+    shared = {f: sum(1 / len(held) for held in holding.values() if f in held) for f in spellings}
+
+    def likeness(file_id: str) -> tuple[float, float]:
+        similar = difflib.SequenceMatcher(None, _key(answer), _key(file_id)).ratio()
+        return (shared[file_id], similar)
+
+    ranked = sorted((f for f in shared if shared[f]), key=likeness, reverse=True)
+    close = ranked[:3] or closest(_key(answer), shared)
     hint = f" (close: {', '.join(close)})" if close else ""
     return f"no single file in {folder}/ is named so{hint}"
 
