@@ -423,3 +423,89 @@ def test_unreadable_files_are_refused_with_their_name(dataset: Path) -> None:
     assert result.returncode == 2 and "missing.md: cannot be read" in result.stderr
     result = run_cli("new", cwd=dataset)
     assert result.returncode == 2 and "--from-issue FILE" in result.stderr
+
+
+RUNS_TABLE = """| run | role | context | TTFT (s) | hit rate (%) | decode mean (tokens/s) |
+|---|---|---|---|---|---|
+| prefix not cached | baseline | 150,000 | 53.2 | | |
+| prefix cached | treatment | 150,000 | 2.3 | 93.5 | ~41 |
+
+Measured once each."""
+
+
+def test_a_runs_table_becomes_runs_and_metrics(dataset: Path) -> None:
+    answers = parse_issue_body(with_answer(APC_BODY.read_text(), "Runs and figures", RUNS_TABLE))
+    data = data_of(scaffold_from_issue(dataset, answers, {})[1])
+    cold, warm = data["runs"]
+    assert (cold["id"], cold["label"], cold["role"]) == (
+        "prefix-not-cached",
+        "prefix not cached",
+        "baseline",
+    )
+    assert cold["context_tokens"] == 150000
+    # 53.2 s in a column headed (s) is 53,200 ms; 2.3 s is 2,300 ms; 93.5 % is 0.935
+    assert cold["metrics"] == [{"name": "ttft_ms", "statistic": "single", "value": 53200}]
+    assert warm["metrics"] == [
+        {"name": "ttft_ms", "statistic": "single", "value": 2300},
+        {
+            "name": "hit_rate",
+            "statistic": "single",
+            "value": 0.935,
+            "definition": {"counted_in": "not_stated", "window": "not_stated"},
+        },
+        {"name": "decode_tokens_per_s", "statistic": "mean", "value": {"about": 41}},
+    ]
+    assert "statistic" in warm["note"] and "definition" in warm["note"]
+    assert data["headline_run"] == "prefix-cached"
+    assert data["measured_ttft_ms_at_ctx"] == 2300
+    assert data["measured_tps_at_ctx"] == {"about": 41}
+    assert "The issue's runs answer adds: Measured once each." in data["notes"]
+    assert "to check against the runs: Time to first token (ms): 2.3 s" in data["notes"]
+
+
+def test_a_runs_table_validates_but_for_its_placeholders(dataset: Path) -> None:
+    issue = dataset / "issue.md"
+    issue.write_text(with_answer(APC_BODY.read_text(), "Runs and figures", RUNS_TABLE))
+    assert run_cli("new", "--from-issue", str(issue), cwd=dataset).returncode == 0
+    path = dataset / "records/kv-efficiency" / f"{APC_SLUG}.yaml"
+    path.write_text(path.read_text().replace("confidence: null", "confidence: 0.6"))
+    assert set(codes(dataset, path)) == {"KV206"}
+
+
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        # a cell that cannot be read is quoted in its run's note, the others are drafted
+        (
+            "| run | TTFT (ms) |\n|---|---|\n| only | under a minute |",
+            {"note": "ttft_ms 'under a minute' cannot be recorded as it is"},
+        ),
+        # a column that names no metric is left for the notes
+        ("| run | vibes |\n|---|---|\n| only | good |", {"notes": "the column 'vibes' names no"}),
+        # a role that is not one of the three
+        (
+            "| run | role | ttft_ms |\n|---|---|---|\n| a | control | 10 |\n| b | treatment | 5 |",
+            {"note": "the role 'control' is baseline, treatment or only"},
+        ),
+    ],
+)
+def test_what_a_runs_table_cannot_say_is_a_todo(
+    dataset: Path, table: str, expected: dict[str, str]
+) -> None:
+    answers = parse_issue_body(with_answer(APC_BODY.read_text(), "Runs and figures", table))
+    data = data_of(scaffold_from_issue(dataset, answers, {})[1])
+    if "note" in expected:
+        assert expected["note"] in data["runs"][0]["note"]
+    else:
+        assert expected["notes"] in data["notes"]
+
+
+def test_an_approximate_headline_figure_is_written_twice_not_as_an_anchor(dataset: Path) -> None:
+    """The card repeats the headline run's ~2300: two values, never one YAML anchor."""
+    body = with_answer(APC_BODY.read_text(), "Time to first token (ms)", "~2300")
+    body = with_answer(body, "Warm TTFT (ms)", "_No response_")
+    data = data_of(scaffold_from_issue(dataset, parse_issue_body(body), {})[1])
+    assert data["measured_ttft_ms_at_ctx"] == {"about": 2300}
+    assert {"name": "ttft_ms", "statistic": "single", "value": {"about": 2300}} in (
+        data["runs"][-1]["metrics"]
+    )

@@ -12,6 +12,7 @@ maintainer has dealt with it. The rest of the draft is ``scaffold``'s, as for ``
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,7 @@ from kvrecords.problems import closest
 from kvrecords.tools.fmt import load_schema
 from kvrecords.tools.issue_form import (
     DECODE_RATE_SCOPES,
+    LABELS,
     choices,
     date,
     figure,
@@ -33,6 +35,13 @@ from kvrecords.tools.issue_form import (
     paragraph,
     url,
     whole_number,
+)
+from kvrecords.tools.issue_runs import (
+    DEFINITION_TODO,
+    STATISTIC_TODO,
+    UNKNOWN_DEFINITION,
+    TableRuns,
+    table_runs,
 )
 from kvrecords.tools.scaffold import (
     MAX_SLUG,
@@ -43,12 +52,6 @@ from kvrecords.tools.scaffold import (
     finish_record,
 )
 
-_STATISTIC_TODO = (
-    "TODO: each figure's statistic as the source gives it (single for one unqualified "
-    "measurement; mean, median or a percentile otherwise)"
-)
-_DEFINITION_TODO = ", and the hit rate's definition (what it counts, over what window)"
-_UNKNOWN_DEFINITION = {"counted_in": "not_stated", "window": "not_stated"}
 # The headline answers: how each is read, and the metric it is in a run.
 _RUN_FIGURES = {
     "ttft_ms": ("ms", "ttft_ms"),
@@ -159,8 +162,13 @@ def scaffold_from_issue(
     methodology["concurrency"] = read("concurrency", whole_number, "methodology.concurrency")
     if answers.get("workload"):
         methodology["workload"] = paragraph(answers["workload"])
-    _issue_runs(record, answers, reasons)
-    record["notes"] = _issue_notes(answers, [t for t in techniques if t not in _techniques(root)])
+    table = table_runs(answers.get("runs", ""))
+    if table.runs:
+        _runs_from_table(record, table.runs)
+    else:
+        _issue_runs(record, answers, reasons)
+    unknown_techniques = [t for t in techniques if t not in _techniques(root)]
+    record["notes"] = _issue_notes(answers, unknown_techniques, table)
     return inputs.slug, finish_record(root, record, reasons)
 
 
@@ -197,8 +205,21 @@ def _issue_runs(record: dict[str, Any], answers: dict[str, str], reasons: dict[s
     record["runs"] = runs
     record["headline_run"] = headline["id"]
     given = {metric["name"]: metric["value"] for metric in headline["metrics"]}
-    record["measured_ttft_ms_at_ctx"] = figures.get("ttft_ms", given.get("ttft_ms"))
-    record["measured_tps_at_ctx"] = figures.get("decode_tokens_per_s")
+    # copies, as in _runs_from_table
+    record["measured_ttft_ms_at_ctx"] = copy.deepcopy(figures.get("ttft_ms", given.get("ttft_ms")))
+    record["measured_tps_at_ctx"] = copy.deepcopy(figures.get("decode_tokens_per_s"))
+
+
+def _runs_from_table(record: dict[str, Any], runs: list[dict[str, Any]]) -> None:
+    """The table's runs, the first treatment (else the first run) as the headline, and the
+    card repeating its figures."""
+    record["runs"] = runs
+    headline = next((run for run in runs if run["role"] == "treatment"), runs[0])
+    record["headline_run"] = headline["id"]
+    # copies: one object in two places would be written as a YAML anchor, which is refused
+    given = {metric["name"]: copy.deepcopy(metric["value"]) for metric in headline["metrics"]}
+    record["measured_ttft_ms_at_ctx"] = given.get("ttft_ms")
+    record["measured_tps_at_ctx"] = given.get("decode_tokens_per_s")
 
 
 def _issue_run(
@@ -219,14 +240,14 @@ def _issue_run(
             name = "output_tokens_per_s"  # an aggregate rate has its own metric
         metric = {"name": name, "statistic": "single", "value": figures[answer_id]}
         if name == "hit_rate":
-            metric["definition"] = dict(_UNKNOWN_DEFINITION)
+            metric["definition"] = dict(UNKNOWN_DEFINITION)
         if name == "decode_tokens_per_s" and scope == "per_sequence":
             metric["scope"] = scope
         run["metrics"].append(metric)
     notes = [unread[answer_id] for answer_id in answer_ids if answer_id in unread]
     if run["metrics"]:
         defined = any(metric["name"] == "hit_rate" for metric in run["metrics"])
-        notes.append(_STATISTIC_TODO + (_DEFINITION_TODO if defined else ""))
+        notes.append(STATISTIC_TODO + (DEFINITION_TODO if defined else ""))
     if notes:
         run["note"] = "; ".join(notes)
     return run
@@ -338,10 +359,22 @@ def _issue_slug(inputs: ScaffoldInputs) -> str:
     return slug[:MAX_SLUG].rstrip(".-")
 
 
-def _issue_notes(answers: dict[str, str], unknown_techniques: list[str]) -> str:
-    """The notes placeholder, carrying the answers that have no field of their own."""
+def _issue_notes(answers: dict[str, str], unknown_techniques: list[str], table: TableRuns) -> str:
+    """The notes placeholder, carrying the answers that have no field of their own: with a
+    runs table, its columns that could not be read, the lines around it and the headline
+    answers (the runs came from the table), to check against the runs."""
     parts = ["TODO: what the record shows and how to read it."]
-    if answers.get("runs"):
+    if table.runs:
+        if table.unread_columns:
+            parts.append("Runs table columns not drafted: " + _sentence(table.unread_columns))
+        if table.other_lines:
+            parts.append("The issue's runs answer adds: " + _sentence(table.other_lines))
+        headline = [f"{LABELS[a]}: {one_line(answers[a])}" for a in _RUN_FIGURES if a in answers]
+        if headline:
+            parts.append(
+                "The form's headline figures, to check against the runs: " + _sentence(headline)
+            )
+    elif answers.get("runs"):
         parts.append(
             "The issue's runs and figures, each to be written as a run with its metrics: "
             + _sentence(lines_of(answers["runs"]))
