@@ -394,3 +394,22 @@ def test_commits_made_on_main_are_explained_not_reported_as_no_change(repo: Path
     git(repo, "branch", "-q", "-f", "main", "HEAD~1")
     on_branch = review(repo).stdout
     assert "1 record added" in on_branch and "itself" not in on_branch
+
+
+def test_a_sibling_geometry_is_shown_and_its_model_is_a_dependency(repo: Path) -> None:
+    text = (repo / SEED).read_text(encoding="utf-8")
+    path = repo / "records/kv-efficiency/sibling.yaml"
+    path.write_text(
+        text.replace(f"id: {SEED_ID}", "id: kv-efficiency/sibling").replace(
+            "model: qwen3-8-27b\n",
+            "model: qwen3-8-27b\ngeometry_of:\n  model: qwen3.6-35b-a3b\n  reason: A sibling.\n",
+        )
+    )
+    markdown = review(repo).stdout
+    assert "Geometry of `models/qwen3.6-35b-a3b` (checked, KV208): `A sibling.`." in markdown
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a record on a sibling geometry")
+    sibling = repo / "models/qwen3.6-35b-a3b.yaml"
+    sibling.write_text(sibling.read_text().replace("num_layers: 40", "num_layers: 41", 1))
+    (model,) = review_json(repo)["dependencies"]
+    assert "kv-efficiency/sibling" in model["dependents"]

@@ -125,6 +125,7 @@ class RecordReview(NamedTuple):
     moved: tuple[Movement, ...]
     explanation: str | None  # ``kvrecords explain`` in the working tree (added and changed)
     source: Source  # as the newer side states it (the base's for a removed record)
+    geometry_of: tuple[str, str] | None  # the sibling model's id and the reason, when stated
 
     def new_errors(self) -> tuple[str, ...]:
         """The errors validate gives this record after the change that it did not give before."""
@@ -215,9 +216,13 @@ class _Side:
             return set()
         data = document.data
         found = set()
-        model_id = data.get("model")
-        if isinstance(model_id, str) and ID_PATTERN.fullmatch(model_id):
-            found.add(f"models/{model_id}.yaml")
+        sibling = data.get("geometry_of")
+        for model_id in (
+            data.get("model"),
+            sibling.get("model") if isinstance(sibling, dict) else None,
+        ):
+            if isinstance(model_id, str) and ID_PATTERN.fullmatch(model_id):
+                found.add(f"models/{model_id}.yaml")
         if not schema_problems(document, "record", self.root / SCHEMA_DIR):
             found |= {
                 f"hardware/{name}.yaml" for _, name, family in accelerator_links(data) if not family
@@ -488,7 +493,17 @@ def _record_review(
         movements(old, new),
         explained,
         _source(head.document(display) or base.document(display)),
+        _geometry_of(head.document(display) or base.document(display)),
     )
+
+
+def _geometry_of(document: Document | None) -> tuple[str, str] | None:
+    data = document.data if document is not None else None
+    sibling = data.get("geometry_of") if isinstance(data, dict) else None
+    if not isinstance(sibling, dict):
+        return None
+    model, reason = sibling.get("model"), sibling.get("reason")
+    return (model, reason) if isinstance(model, str) and isinstance(reason, str) else None
 
 
 def _source(document: Document | None) -> Source:

@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+from kvrecords.checks.references import GEOMETRY_OF
 from kvrecords.tools.review import (
     DependencyReview,
     FieldChange,
@@ -167,6 +168,12 @@ def _record(record: RecordReview) -> list[str]:
     ]
     if source.url is None and source.citation:
         lines[-1] += f" Cited as {_code(source.citation)}."
+    if record.geometry_of:
+        sibling, reason = record.geometry_of
+        lines += [
+            "",
+            f"Geometry of {_code('models/' + sibling)} (checked, {GEOMETRY_OF.code}): {_code(reason)}.",
+        ]
     if record.change == "changed":
         lines += ["", *_fields(record.fields)]
     if record.change == "removed":
