@@ -509,3 +509,30 @@ def test_an_approximate_headline_figure_is_written_twice_not_as_an_anchor(datase
     assert {"name": "ttft_ms", "statistic": "single", "value": {"about": 2300}} in (
         data["runs"][-1]["metrics"]
     )
+
+
+@pytest.mark.parametrize(
+    ("context", "dtype", "kv_at_context"),
+    [
+        # qwen3-8-27b, all 16 full-attention layers... counted as the cache holds them:
+        # 16 x 4 kv heads x (256 + 256) x 2 B = 65,536 B/token (the 48 linear layers add none)
+        ("1", "bf16", "64.00 KiB"),  # 65,536 B = 64 KiB
+        ("512", "bf16", "32.00 MiB"),  # 65,536 x 512 = 33,554,432 B = 32 MiB, once 0.03 GiB
+        ("1,000", "fp8", "31.25 MiB"),  # 32,768 x 1,000 = 32,768,000 B = 31.25 MiB
+        ("150,000", "bf16", "9.16 GiB"),  # 9,830,400,000 B = 9.155 GiB
+    ],
+)
+def test_the_issue_draft_writes_kv_at_context_the_validator_accepts(
+    dataset: Path, context: str, dtype: str, kv_at_context: str
+) -> None:
+    body = with_answer(APC_BODY.read_text(), "Context length (tokens)", context)
+    body = with_answer(body, "KV cache dtype", dtype)
+    issue = dataset / "issue.md"
+    issue.write_text(body, encoding="utf-8")
+    done = run_cli("new", "--from-issue", str(issue), cwd=dataset)
+    assert done.returncode == 0, done.stderr
+    (path,) = (dataset / "records/kv-efficiency").glob("vllm-qwen3-8-27b-rtx-5090-*")
+    data = data_of(path.read_text())
+    assert data["kv_bytes_basis"]["kv_at_context"] == kv_at_context
+    path.write_text(path.read_text().replace("confidence: null", "confidence: 0.6"))
+    assert set(codes(dataset, path)) == {"KV206"}
