@@ -386,14 +386,14 @@ def test_commits_made_on_main_are_explained_not_reported_as_no_change(repo: Path
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "a record, committed on main")
     markdown = review(repo).stdout
-    assert "because the working tree is at `main` itself" in markdown
+    assert "because HEAD is `main`'s own commit" in markdown
     assert "git switch -c" in markdown and "--base HEAD~1" in markdown
     assert run_cli("review", "--base", "HEAD~1", cwd=repo).stdout.count("1 record added") == 1
     # on a branch, the same commit is compared with main as the pull request will be
     git(repo, "switch", "-q", "-c", "add-my-record", "HEAD")
     git(repo, "branch", "-q", "-f", "main", "HEAD~1")
     on_branch = review(repo).stdout
-    assert "1 record added" in on_branch and "itself" not in on_branch
+    assert "1 record added" in on_branch and "own commit" not in on_branch
 
 
 def test_a_sibling_geometry_is_shown_and_its_model_is_a_dependency(repo: Path) -> None:

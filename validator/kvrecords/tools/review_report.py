@@ -117,9 +117,9 @@ def _summary(review: Review) -> str:
 
 
 HEAD_IS_BASE = (
-    "no record, model, hardware or schema file changed, because the working tree is at {ref} "
-    "itself: commits made on {ref} are on both sides of the comparison. Compare with the commit "
-    "your work started from (`kvrecords review --base origin/main`, or `--base HEAD~1` for one "
+    "no record, model, hardware or schema file changed, because HEAD is {ref}'s own commit: "
+    "commits made on {ref} are on both sides of the comparison. Compare with the commit your "
+    "work started from (`kvrecords review --base origin/main`, or `--base HEAD~1` for one "
     "commit), and make the next change on a branch (`git switch -c add-my-record`), which is "
     "what review and the pull request compare with main."
 )
