@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from kvrecords.tools.issue_form import (
     parse_issue_body,
     whole_number,
 )
+from kvrecords.tools.issue_runs import table_runs
 from kvrecords.tools.issue_scaffold import scaffold_from_issue
 from kvrecords.tools.scaffold import TODO_REASON
 
@@ -536,3 +538,13 @@ def test_the_issue_draft_writes_kv_at_context_the_validator_accepts(
     assert data["kv_bytes_basis"]["kv_at_context"] == kv_at_context
     path.write_text(path.read_text().replace("confidence: null", "confidence: 0.6"))
     assert set(codes(dataset, path)) == {"KV206"}
+
+
+def test_repeated_run_labels_get_unique_ids_in_linear_time() -> None:
+    rows = "| same | 1 |\n" * 5000 + "| same-2 | 1 |\n"
+    started = time.perf_counter()
+    runs = table_runs(f"| run | ttft_ms |\n|---|---|\n{rows}").runs
+    assert time.perf_counter() - started < 5
+    ids = [run["id"] for run in runs]
+    assert len(set(ids)) == len(ids) == 5001
+    assert ids[:3] == ["same", "same-2", "same-3"] and ids[-1] == "same-2-2"

@@ -99,9 +99,8 @@ def table_runs(answer: str) -> TableRuns:
             unread.append(column)
         else:
             columns[index] = column
-    runs: list[dict[str, Any]] = []
-    for row in rows:
-        runs.append(_run(row, columns, len(rows), {run["id"] for run in runs}))
+    labels: dict[str, int] = {}  # how many runs each id was given, so ids stay unique
+    runs = [_run(row, columns, len(rows), labels) for row in rows]
     return TableRuns(runs, unread, other_lines)
 
 
@@ -128,7 +127,7 @@ def _metric_column(header: str) -> _Column | str:
 
 
 def _run(
-    row: list[str], columns: dict[int, str | _Column], rows: int, taken: set[str]
+    row: list[str], columns: dict[int, str | _Column], rows: int, labels: dict[str, int]
 ) -> dict[str, Any]:
     """One row as a run; what cannot be read is quoted in the run's note."""
     notes: list[str] = []
@@ -142,7 +141,7 @@ def _run(
             notes.append("TODO: the run's role (baseline or treatment)")
         role = "only" if rows == 1 else "treatment"
     run: dict[str, Any] = {
-        "id": _run_id(label, taken),
+        "id": _run_id(label, labels),
         "label": label or "TODO: what this run measured, in a few words",
         "role": role,
     }
@@ -184,11 +183,14 @@ def _run(
     return run
 
 
-def _run_id(label: str, taken: set[str]) -> str:
-    """The label as a run id (``caching off`` is ``caching-off``), unique in the record."""
+def _run_id(label: str, labels: dict[str, int]) -> str:
+    """The label as a run id (``caching off`` is ``caching-off``), unique in the record: a
+    repeated label gets ``-2``, ``-3``... (in a form of its own, ``x-2-2``, should ``x-2`` be a
+    label too), found in constant time however many rows repeat it."""
     base = "-".join(re.findall(r"[a-z0-9]+", label.lower()))[:50].strip("-") or "run"
-    run_id, number = base, 1
-    while run_id in taken:
-        number += 1
-        run_id = f"{base}-{number}"
+    run_id = base
+    while run_id in labels:
+        labels[run_id] += 1
+        run_id = f"{run_id}-{labels[run_id]}"
+    labels[run_id] = 1
     return run_id
