@@ -1,6 +1,7 @@
 """The examples in README.md and CONTRIBUTING.md, run: they cannot go stale.
 
-Every ```console block is a transcript. Lines starting with ``$ `` are commands (a trailing
+Every ```console block is a transcript, and every ```python block a program whose ``print``
+lines say in a comment what they print. Lines starting with ``$ `` are commands (a trailing
 ``\\`` continues one on the next line); the lines after a command, up to the next, are what it
 prints (standard output and error together). In the shown output a line ``...`` stands for any
 number of lines and ``...`` within a line for any text. A command shown without output must
@@ -185,3 +186,34 @@ def test_the_shown_output_is_read_with_wildcards(
     shown: list[str], printed: str, verdict: bool
 ) -> None:
     assert matches(shown, printed) is verdict
+
+
+_PYTHON = re.compile(r"^```python\n(?P<body>.*?)^```", re.M | re.S)
+
+
+def python_examples(document: str) -> list[tuple[str, str]]:
+    """Each ```python block of a document, named by its line: the code a reader would paste."""
+    text = (REPO / document).read_text(encoding="utf-8")
+    return [
+        (f"{document}:{text.count(chr(10), 0, match.start('body'))}", match["body"])
+        for match in _PYTHON.finditer(text)
+    ]
+
+
+PYTHON = [example for document in DOCUMENTS for example in python_examples(document)]
+
+
+@pytest.mark.parametrize(("name", "code"), PYTHON, ids=[name for name, _ in PYTHON])
+def test_the_python_example_prints_what_its_comments_say(
+    name: str, code: str, tmp_path: Path
+) -> None:
+    """A ``print(...)  # a b`` line promises that output, in order."""
+    root = fresh_clone(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    prints = [line for line in code.splitlines() if line.startswith("print(")]
+    assert all("#" in line for line in prints), "a print without the output it promises"
+    promised = [line.split("#", 1)[1].strip() for line in prints]
+    assert promised and done.stdout.splitlines() == promised, done.stdout
