@@ -83,7 +83,9 @@ def test_new_never_assumes_an_engine(dataset: Path) -> None:
     """Without --engine, new names what is missing and writes nothing (it once wrote vllm)."""
     done = run_cli("new", "--slug", "a-new-record", "--model", "qwen3-8-27b", cwd=dataset)
     assert done.returncode == 2
-    assert done.stderr == "kvrecords: give --engine (or --from-issue FILE)\n"
+    assert (
+        done.stderr == "kvrecords: give --engine (or --from-issue FILE, or --from-bench FILE...)\n"
+    )
     assert not (dataset / "records" / "kv-efficiency" / "a-new-record.yaml").exists()
     done = run_cli("new", cwd=dataset)
     assert "give --slug, --model and --engine" in done.stderr

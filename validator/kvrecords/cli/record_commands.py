@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from kvrecords.cli.bench_options import BenchOptions, bench_options, new_from_bench
 from kvrecords.cli.choices import TECHNIQUES, dtype_option, format_option, layers_option
 from kvrecords.cli.common import dataset_root, fail, inside_dataset
 
@@ -59,22 +60,31 @@ from kvrecords.cli.common import dataset_root, fail, inside_dataset
     "form (.github/ISSUE_TEMPLATE/record.yml), saved to a file; options given beside it win "
     "over the issue's answers.",
 )
+@bench_options
 def new(issue_body: Path | None, **options: Any) -> None:
     """Scaffold a record with its KV arithmetic already computed from the model.
 
     Measured fields are null and listed under not_stated with a TODO reason; fill them from
     the source. With --from-issue, the issue's answers fill what they can, and an answer that
-    cannot be recorded as written is quoted in a TODO. Never overwrites an existing file.
+    cannot be recorded as written is quoted in a TODO. With --from-bench, a benchmark's result
+    files give the runs with every figure they hold, for the model they name. Never overwrites
+    an existing file.
     """
     from kvrecords.tools.scaffold import scaffold_record, write_scaffold
 
     root = dataset_root()
+    bench = BenchOptions.take(options)
+    if bench.files:
+        if issue_body is not None:
+            fail("give --from-bench or --from-issue, not both")
+        _new_from_bench(root, bench)
+        return
     if issue_body is not None:
         _new_from_issue(root, issue_body)
         return
     missing = [option for name, option in _REQUIRED.items() if options[name] is None]
     if missing:
-        fail(f"give {_listed(missing)} (or --from-issue FILE)")
+        fail(f"give {_listed(missing)} (or --from-issue FILE, or --from-bench FILE...)")
     slug = options["slug"]
     options["techniques"] = list(options["techniques"]) or ["baseline"]
     try:
@@ -85,12 +95,28 @@ def new(issue_body: Path | None, **options: Any) -> None:
     _wrote_scaffold(root, path)
 
 
-# What new needs from the command line when no issue gives it, by parameter name.
+# What new needs from the command line when no issue or benchmark gives it, by parameter name.
 _REQUIRED = {"slug": "--slug", "model_id": "--model", "engine": "--engine"}
 
 
 def _listed(options: list[str]) -> str:
     return options[0] if len(options) == 1 else f"{', '.join(options[:-1])} and {options[-1]}"
+
+
+def _new_from_bench(root: Path, bench: BenchOptions) -> None:
+    new_from_bench(root, bench, _given_options())
+
+
+def _given_options() -> dict[str, Any]:
+    """new's options as the command line gave them (not their defaults), by ScaffoldInputs' names."""
+    from click.core import ParameterSource
+
+    context = click.get_current_context()
+    return {
+        _SCAFFOLD_FIELDS.get(option, option): value
+        for option, value in context.params.items()
+        if context.get_parameter_source(option) == ParameterSource.COMMANDLINE
+    }
 
 
 def _wrote_scaffold(root: Path, path: Path) -> None:
