@@ -382,10 +382,9 @@ def check_record_file(
     problems = modeline_problems(root, document, dataset_file)
     problems += identity_problems(document, dataset_file, claims)
     schema_errors = schema_problems(document, "record", root / SCHEMA_DIR)
+    problems += _unfilled_problems(document, schema_errors)
     if schema_errors:
         return problems + schema_errors
-    problems += null_reason_problems(document, "not_stated")
-    problems += placeholder_problems(document)
     problems += date_problems(document)
     if "evidence" in document.data:  # the kept result files, read only for a record listing them
         problems += _evidence_problems(root, document, dataset_file)
@@ -414,6 +413,16 @@ def _evidence_problems(root: Path, document: Document, dataset_file: DatasetFile
     record_id = dataset_file.expected_id
     files = read_evidence(root, record_id, listed)
     return evidence_problems(document, files, unlisted_files(root, record_id, listed))
+
+
+def _unfilled_problems(document: Document, schema_errors: list[Problem]) -> list[Problem]:
+    """The placeholders left (KV206), which read any shape of record: on a record the schema
+    refuses too, so that a draft's first run lists every field left to fill, not its one schema
+    error; then the nulls and their reasons (KV205), on a record the schema accepts."""
+    if schema_errors:
+        refused = {(p.line, p.column) for p in schema_errors}
+        return [p for p in placeholder_problems(document) if (p.line, p.column) not in refused]
+    return null_reason_problems(document, "not_stated") + placeholder_problems(document)
 
 
 def check_model_file(
