@@ -1,15 +1,18 @@
-"""KV401-KV405: figures derived from measurements agree with them, and ranges run forwards.
+"""KV401-KV405, KV407: figures derived from measurements agree with them, ranges run forwards,
+and a source's own arithmetic is flagged only where it is the source's.
 
 The rules are declared here; ``checks/runs.py`` reports KV401, KV403 and KV404 for each run's
-``derived`` figures and KV402 for each comparison, where the runs they rest on are read.
+``derived`` figures and KV402 and KV407 for each comparison, where the runs they rest on are
+read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from fractions import Fraction
 
 from kvrecords.checks.context import RecordContext, value_at
-from kvrecords.kv.units import format_number
+from kvrecords.kv.units import Written, format_fraction, format_number
 from kvrecords.problems import Problem, Rule
 
 TOKENS_NOT_RECOMPUTED = Rule(
@@ -29,12 +32,59 @@ SPEEDUP = Rule(
     "speedup",
     "A comparison's stated speedup, ratio, change or difference agrees with its two runs' "
     "values of the metric and statistic it names, at the precision the source wrote it, and "
-    "is written in its unit (x, %, or the metric's unit for a difference: pp for a fraction).",
-    "A speedup is the headline a reader quotes; it must follow from the two runs' figures.",
+    "is written in its unit (x, %, or the metric's unit for a difference: pp for a fraction). "
+    "`23x` holds for [22.5, 23.5); `~23x` ('about') for one unit of its last digit either way, "
+    "[22, 24]; a range when it overlaps the recomputed one; `<=` and `>=` as bounds. "
+    "The 1 % rule of the record's own figures does not apply: the figure is the source's.",
+    "A speedup is the headline a reader quotes; it must follow from the two runs' figures. "
+    "Where the source itself rounded or computed carelessly, the record keeps its figure and "
+    "says so with `source_arithmetic` (KV407), not with a `~` the source never wrote.",
     "comparisons:\n  - {kind: speedup, metric: ttft_ms, statistic: single, from: cold, to: warm, "
     "stated: 23x}   (cold 53,200 ms, warm 2,300 ms)",
     "stated: 32x\n# KV402 speedup is 32x; 53,200 / 2,300 = 23.1304x",
 )
+
+SOURCE_ARITHMETIC = Rule(
+    "KV407",
+    "source-arithmetic",
+    "A comparison flagged `source_arithmetic` keeps a plain figure that its runs do not give at "
+    "the precision written, but within two units of its last digit and 5 %; `recomputed` gives "
+    "what the "
+    "runs give, in the same unit, by the full precision rule (at the precision written, within "
+    "1 %, two significant figures).",
+    "Sources round and compute carelessly (-70.9% where their own figures give -70.85%, 1.49x "
+    "for 1.50x). `~` would claim the source said 'about'; the flag keeps the source's figure as "
+    "the source's, and explain, the site and the export show the recomputed one beside it. "
+    "The flag cannot hide a different figure or a typo: a figure further off than two units "
+    "of its last digit or 5 % is not a rounding slip, and a flag on a figure that agrees is "
+    "refused.",
+    "stated: -27.93%   (runs: 98,049.79 ms -> 70,669.68 ms)\n"
+    "source_arithmetic: {recomputed: -27.92%, note: the table's rounding}",
+    "stated: -27.93%\nsource_arithmetic: {recomputed: -27.90%, note: ...}\n"
+    "# KV407 source_arithmetic.recomputed is -27.90%; (70,669.68 - 98,049.79) / 98,049.79 = "
+    "-27.9248%",
+)
+
+# A source's careless rounding or arithmetic moves its figure by a unit or two of its last
+# digit (half-up against half-even, truncation, rounding an intermediate figure) and by a few
+# percent at most; a figure further off is a different quantity, a misreading or a typo, which
+# the flag must not hide.
+SOURCE_SLIP_UNITS = 2
+SOURCE_SLIP_SHARE = Fraction(5, 100)
+
+
+def source_slip(figure: Written, low: Fraction, high: Fraction) -> str | None:
+    """Why ``figure`` is too far from [low, high] to be a source's slip; None when it is near
+    enough (at most two units of its last digit and 5 % from the nearest end)."""
+    stated = Fraction(figure.value)
+    nearest = min(max(stated, low), high)
+    units = abs(stated - nearest) * 10**figure.decimals
+    if units > SOURCE_SLIP_UNITS:
+        return f"{format_fraction(units, 1)} units of its last digit"
+    if nearest == 0 or abs(stated - nearest) > abs(nearest) * SOURCE_SLIP_SHARE:
+        return "more than 5 %" if nearest else "off a zero"
+    return None
+
 
 BYTES_NOT_RECOMPUTED = Rule(
     "KV403",

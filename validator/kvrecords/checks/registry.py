@@ -23,6 +23,7 @@ from kvrecords.checks import (
     quotes,
     references,
     runs,
+    source_arithmetic,
     statistics,
 )
 from kvrecords.checks.context import RecordContext
@@ -76,6 +77,7 @@ RECORD_CHECKS = (
     basis.check_context_limit,
     measurements.check_ranges,
     runs.check_runs,
+    source_arithmetic.check_source_arithmetic,
     quotes.check_quotes,
     statistics.check_statistic_order,
     prose.check_prose,

@@ -20,6 +20,7 @@ from kvrecords.checks.measurements import (
     RANGE_ORDER,
     SPEEDUP,
     TOKENS_NOT_RECOMPUTED,
+    source_slip,
 )
 from kvrecords.dataset.document import JsonPath, dotted
 from kvrecords.dataset.records import Measured, Run, basis_report, measured, run_by_id, runs
@@ -379,7 +380,8 @@ def stated_comparison(text: str) -> Stated:
 
 
 def check_comparisons(record: RecordContext) -> Iterator[Problem]:
-    """KV402: each comparison agrees with its runs at the precision written."""
+    """KV402: each comparison agrees with its runs at the precision written (a figure flagged
+    as the source's own arithmetic is KV407's)."""
     for comparison in comparisons(record):
         if comparison.value is None:
             continue
@@ -395,19 +397,20 @@ def check_comparisons(record: RecordContext) -> Iterator[Problem]:
             continue
         scale = 100 if stated.percent else 1
         low, high = comparison.value.low * scale, comparison.value.high * scale
-        if _comparison_agrees(stated, low, high, comparison.value.approximate):
+        if "source_arithmetic" in comparison.stated:
+            continue  # the source's own figure: KV407 (checks/source_arithmetic.py)
+        if comparison_agrees(stated, low, high, comparison.value.approximate):
             continue
         suffix = unit_suffix("%" if stated.percent else unit)
-        decimals = max(stated.low.decimals, 4)
-        shown = (
-            format_exact(low, decimals)
-            if low == high
-            else f"{format_exact(low, 4)} to {format_exact(high, 4)}"
-        )
         message = (
             f"{comparison.stated['kind']} is {comparison.stated['stated']}; "
-            f"{comparison.working} = {shown}{suffix}"
+            f"{comparison.working} = {shown_recomputed(stated, low, high)}{suffix}"
         )
+        if stated.form == "exact" and source_slip(stated.low, low, high) is None:
+            message += (
+                f"; if the source itself wrote {comparison.stated['stated']} from these "
+                "figures, keep it and flag it with source_arithmetic (docs/conventions.md)"
+            )
         yield record.problem(SPEEDUP, (*comparison.path, "stated"), message)
 
 
@@ -429,7 +432,7 @@ def unit_suffix(unit: str) -> str:
     return unit if unit in ("x", "%") else f" {unit}"
 
 
-def _comparison_agrees(stated: Stated, low: Fraction, high: Fraction, approximate: bool) -> bool:
+def comparison_agrees(stated: Stated, low: Fraction, high: Fraction, approximate: bool) -> bool:
     """Whether the recomputed interval [low, high] can be what the source wrote."""
     half = stated.half_step()
     stated_low, stated_high = Fraction(stated.low.value), Fraction(stated.high.value)
@@ -444,6 +447,13 @@ def _comparison_agrees(stated: Stated, low: Fraction, high: Fraction, approximat
     # the source's own rounding: its figure is quoted as written, so only the written precision
     # applies (a figure a record derives itself meets the full precision rule)
     return rounds_to(stated.low, low) or rounds_to(stated.low, high) or low <= stated_low <= high
+
+
+def shown_recomputed(stated: Stated, low: Fraction, high: Fraction) -> str:
+    """The recomputed value or interval, with enough decimals to show the difference."""
+    if low == high:
+        return format_exact(low, max(stated.low.decimals, 4))
+    return f"{format_exact(low, 4)} to {format_exact(high, 4)}"
 
 
 # ---- KV401, KV403, KV404: what a run derives from its measurements -------------------------------

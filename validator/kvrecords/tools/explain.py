@@ -360,6 +360,12 @@ def _runs_section(record: RecordContext, models: ModelLookup | None) -> list[str
         scaled = Bounds(comparison.value.low * scale, comparison.value.high * scale)
         shown = f"{scaled.show()}{unit_suffix(comparison_unit(stated['kind'], stated['metric']))}"
         lines.append(f"{INDENT}{head}: {comparison.working} = {shown} (stated {stated['stated']})")
+        flag = stated.get("source_arithmetic")
+        if flag is not None:
+            lines.append(
+                f"{INDENT * 2}the source's own arithmetic: it states {stated['stated']}, its "
+                f"runs give {flag['recomputed']} ({flag['note']})"
+            )
     lines.append("Derived from each run's measurements")
     lines += [_run_derivation_line(derivation) for derivation in run_derivations(record)]
     checks = engine_checks(record, models)

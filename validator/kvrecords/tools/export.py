@@ -284,6 +284,13 @@ METRIC_COLUMNS = (
     ),
     Column("compared_with", "string", "For a comparison: the run it is compared from."),
     Column(
+        "recomputed",
+        "string",
+        "For a comparison whose value is the source's own careless arithmetic (it does not "
+        "follow from the runs at its precision): what the two runs give, as written (-27.92%), "
+        "and the record's note on it; empty otherwise.",
+    ),
+    Column(
         "definition", "string", "For a hit rate: what it counts and over what window (tokens/run)."
     ),
     Column("scope", "string", "For engine-reported KV and rates: per_request, pool, per_device..."),
@@ -349,10 +356,17 @@ def _figure_rows(root: Path) -> list[dict[str, Any]]:
                 value=value,
                 value_as_written=stated,
                 compared_with=comparison["from"],
+                recomputed=_source_arithmetic(comparison),
                 stated_as=comparison.get("stated_as"),
             )
             result.append({**_run_setting(data, to_run), **cells})
     return result
+
+
+def _source_arithmetic(comparison: dict[str, Any]) -> str | None:
+    """``-27.92% (the table rounds ...)`` for a comparison flagged as the source's own slip."""
+    flag = comparison.get("source_arithmetic")
+    return None if flag is None else f"{flag['recomputed']} ({flag['note']})"
 
 
 def _numbered(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -418,6 +432,7 @@ def _metric_cells(metric: dict[str, Any]) -> dict[str, Any]:
         "value": None if isinstance(value, str) else value,
         "value_as_written": value if isinstance(value, str) else None,
         "compared_with": None,
+        "recomputed": None,
         "definition": f"{definition['counted_in']}/{definition['window']}" if definition else None,
         "scope": metric.get("scope"),
         "benchmark": metric.get("benchmark"),

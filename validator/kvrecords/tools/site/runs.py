@@ -102,6 +102,7 @@ class ComparisonRow(NamedTuple):
     recomputed: str  # '' when it cannot be recomputed
     working: str
     stated_as: str
+    source_arithmetic: str  # '' unless the stated figure is the source's own slip
 
     @property
     def summary(self) -> str:
@@ -297,6 +298,15 @@ def comparison_rows(context: RecordContext) -> tuple[ComparisonRow, ...]:
                 "" if comparison.value is None else _bounds_text(comparison.value, stated["kind"]),
                 comparison.working,
                 stated.get("stated_as", ""),
+                _source_arithmetic_text(stated),
             )
         )
     return tuple(rows)
+
+
+def _source_arithmetic_text(stated: dict[str, Any]) -> str:
+    """What the record says of a figure the source computed carelessly; '' for none."""
+    flag = stated.get("source_arithmetic")
+    if flag is None:
+        return ""
+    return f"the source's own arithmetic: its runs give {flag['recomputed']} ({flag['note']})"
