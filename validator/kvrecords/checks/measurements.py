@@ -12,7 +12,13 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from kvrecords.checks.context import RecordContext, value_at
-from kvrecords.kv.units import Written, format_fraction, format_number
+from kvrecords.kv.units import (
+    MIN_SIGNIFICANT_FIGURES,
+    Written,
+    format_fraction,
+    format_number,
+    significant_figures,
+)
 from kvrecords.problems import Problem, Rule
 
 TOKENS_NOT_RECOMPUTED = Rule(
@@ -48,7 +54,8 @@ SOURCE_ARITHMETIC = Rule(
     "KV407",
     "source-arithmetic",
     "A comparison flagged `source_arithmetic` keeps a plain figure that its runs do not give at "
-    "the precision written, but within two units of its last digit and 5 %; `recomputed` gives "
+    "the precision written, but within two units of its last digit, and has at least two "
+    "significant figures; `recomputed` gives "
     "what the "
     "runs give, in the same unit, by the full precision rule (at the precision written, within "
     "1 %, two significant figures).",
@@ -56,7 +63,8 @@ SOURCE_ARITHMETIC = Rule(
     "for 1.50x). `~` would claim the source said 'about'; the flag keeps the source's figure as "
     "the source's, and explain, the site and the export show the recomputed one beside it. "
     "The flag cannot hide a different figure or a typo: a figure further off than two units "
-    "of its last digit or 5 % is not a rounding slip, and a flag on a figure that agrees is "
+    "of its last digit is not a rounding slip, a figure of one significant figure is too coarse "
+    "to tell a slip from a different figure, and a flag on a figure that agrees is "
     "refused.",
     "stated: -27.93%   (runs: 98,049.79 ms -> 70,669.68 ms)\n"
     "source_arithmetic: {recomputed: -27.92%, note: the table's rounding}",
@@ -66,23 +74,22 @@ SOURCE_ARITHMETIC = Rule(
 )
 
 # A source's careless rounding or arithmetic moves its figure by a unit or two of its last
-# digit (half-up against half-even, truncation, rounding an intermediate figure) and by a few
-# percent at most; a figure further off is a different quantity, a misreading or a typo, which
-# the flag must not hide.
+# digit (half-up against half-even, truncation, rounding an intermediate figure); a figure
+# further off is a different quantity, a misreading or a typo, which the flag must not hide, and
+# one significant figure (0.6x for 0.5x) is too coarse to tell a slip from a different figure.
 SOURCE_SLIP_UNITS = 2
-SOURCE_SLIP_SHARE = Fraction(5, 100)
 
 
 def source_slip(figure: Written, low: Fraction, high: Fraction) -> str | None:
-    """Why ``figure`` is too far from [low, high] to be a source's slip; None when it is near
-    enough (at most two units of its last digit and 5 % from the nearest end)."""
+    """Why ``figure`` cannot be a source's slip from [low, high]; None when it can be (at most
+    two units of its last digit from the nearest end, two significant figures at least)."""
     stated = Fraction(figure.value)
     nearest = min(max(stated, low), high)
     units = abs(stated - nearest) * 10**figure.decimals
     if units > SOURCE_SLIP_UNITS:
-        return f"{format_fraction(units, 1)} units of its last digit"
-    if nearest == 0 or abs(stated - nearest) > abs(nearest) * SOURCE_SLIP_SHARE:
-        return "more than 5 %" if nearest else "off a zero"
+        return f"is {format_fraction(units, 1)} units of its last digit from"
+    if significant_figures(figure) < MIN_SIGNIFICANT_FIGURES:
+        return "has one significant figure, too coarse to be told from"
     return None
 
 

@@ -4,8 +4,8 @@ give.
 A source that rounds or computes carelessly (-70.9% where its figures give -70.85%) keeps its
 figure in ``stated``; ``source_arithmetic.recomputed`` holds what the runs give. The flag stands
 only on a plain figure that misses the runs at its written precision by at most two units of its
-last digit and 5 %, and the recomputed figure meets the full precision rule of the record's own
-figures.
+last digit (with two significant figures at least), and the recomputed figure meets the full
+precision rule of the record's own figures.
 """
 
 from __future__ import annotations
@@ -79,9 +79,9 @@ def _flag_problems(
         )
     elif (too_far := source_slip(stated.low, low, high)) is not None:
         problem = (
-            f"stated {written} is {too_far} from {working}: more than a source's rounding "
-            "(two units of its last digit, 5 %); read the runs and the figure again against the "
-            "source"
+            f"stated {written} {too_far} {working}: not a source's rounding slip (at most two "
+            "units of its last digit, two significant figures); read the runs and the figure "
+            "again against the source"
         )
     if problem is not None:
         yield record.problem(SOURCE_ARITHMETIC, path, problem)
