@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kvrecords.kv.prose import claim_value_in_unit, find_claims, look_alikes, scan
+from kvrecords.kv.lookalikes import look_alikes
+from kvrecords.kv.prose import claim_value_in_unit, find_claims, scan
 from kvrecords.runner.validate import validate
 
 

@@ -16,14 +16,8 @@ from fractions import Fraction
 from kvrecords.checks.context import RecordContext
 from kvrecords.dataset.document import Document, JsonPath
 from kvrecords.dataset.records import bases, basis_report
-from kvrecords.kv.prose import (
-    Claim,
-    LookAlike,
-    Unreadable,
-    claim_value_in_unit,
-    look_alikes,
-    scan,
-)
+from kvrecords.kv.lookalikes import LookAlike, look_alikes
+from kvrecords.kv.prose import Claim, Unreadable, claim_value_in_unit, scan
 from kvrecords.kv.units import (
     RELATIVE_TOLERANCE,
     agrees,
@@ -168,6 +162,14 @@ def _piece_problem(
         shown = f"{format_fraction(value, decimals)}{claim.suffix}"
         if claim.in_bytes and claim.scale != 1:
             shown += f" ({format_exact(claim.value)} B)"
+        if claim.holds_with_decimal_comma:
+            message = (
+                f"{_quoted(claim.text)} is ambiguous: with the comma as a thousands separator "
+                f"it reads {claim.expression} = {result}, which is {shown}, but with a decimal "
+                "comma it holds; write the decimals with a point (1.5) or group thousands "
+                "with spaces"
+            )
+            return PROSE_UNCHECKED, message, "warning"
         if claim.tentative:
             message = (
                 f"{_quoted(claim.text)} reads as {claim.expression} = {result}, but it is "

@@ -35,7 +35,7 @@ import re
 from fractions import Fraction
 from typing import NamedTuple
 
-from kvrecords.kv.units import BYTE_UNITS, Written
+from kvrecords.kv.units import BYTE_UNITS, Written, agrees
 
 # Past this size a value is no plausible figure; stopping there bounds the work per operation.
 MAX_VALUE_BITS = 4096
@@ -43,9 +43,28 @@ MAX_DIGITS = 60  # digits in one number
 MAX_DEPTH = 16  # nested parentheses
 MAX_ITEMS = 256  # numbers, operators and parentheses in one expression
 
-_SEPARATOR = "[,\u00a0\u2009\u202f]"
+# Thousands separators: a comma, a space (plain, thin, narrow or non-breaking) or an apostrophe
+# (65'536); one number uses one of them throughout.
+_SEPARATOR = "[,\u00a0\u2009\u202f '\u2019]"
 _SPACE = "[ \u00a0\u2009\u202f]"
-_BYTE_UNIT = "|".join(sorted([*BYTE_UNITS, "bytes", "byte"], key=len, reverse=True))
+# Units written out: 9.16 gibibytes is 9.16 GiB
+_SPELLED_UNITS = {
+    "kibibyte": "KiB",
+    "mebibyte": "MiB",
+    "gibibyte": "GiB",
+    "tebibyte": "TiB",
+    "kilobyte": "KB",
+    "megabyte": "MB",
+    "gigabyte": "GB",
+    "terabyte": "TB",
+}
+_BYTE_UNIT = "|".join(
+    sorted(
+        [*BYTE_UNITS, "bytes", "byte", *_SPELLED_UNITS, *(f"{name}s" for name in _SPELLED_UNITS)],
+        key=len,
+        reverse=True,
+    )
+)
 _MULTIPLIERS = {
     "k": 1000,
     "K": 1000,
@@ -59,17 +78,18 @@ _TOKEN_RE = re.compile(
     rf"""
     (?=[0-9=≈≃≅→⇒~()×*·⋅/÷−^+\-x])  # every token starts with one of these: a fast skip
     (?:(?P<number>(?:(?<![A-Za-z0-9_.])|(?<=x)(?<![A-Za-z_]x))
-        (?P<digits>[0-9]{{1,3}}(?:{_SEPARATOR}[0-9]{{3}})+(?![0-9])|[0-9]+)
-        (?P<decimals>\.[0-9]+)?
+        (?P<digits>[1-9][0-9]{{0,2}}(?P<separator>{_SEPARATOR})[0-9]{{3}}
+            (?:(?P=separator)[0-9]{{3}})*(?![0-9])|[0-9]+)
+        (?:(?P<decimals>\.[0-9]+)|(?P<decimal_comma>,[0-9]+(?![0-9])(?!,[0-9])))?
         (?:[eE](?P<exponent>[+-]?[0-9]{{1,3}})(?![0-9]))?
         (?:(?P<multiplier>[kKM])(?![A-Za-z0-9_])
           |{_SPACE}(?P<word_multiplier>thousand|million|billion|trillion)\b)?
-        (?:(?P<percent>%|{_SPACE}percent\b)(?:{_SPACE}(?P<of>of)\b)?
+        (?:(?P<percent>{_SPACE}?%|{_SPACE}percent\b)(?:{_SPACE}(?P<of>of)\b)?
           |{_SPACE}?(?P<unit>(?:{_BYTE_UNIT})(?P<per_token>(?:/|{_SPACE}per{_SPACE})(?:tokens?|tok)\b)?)
               (?![A-Za-z0-9_/])
           |(?P<ratio>[x×])(?![A-Za-z0-9_(])
         )?)
-    |(?P<eq>==|=>|~=|->|=|≈|≃|≅|→|⇒)
+    |(?P<eq>==|=>|~=|->|=|≈|≃|≅|→|⇒|(?<=\s)~(?=\s))
     |(?P<op>\*\*|[×*·⋅/÷−^]|(?<![A-Za-z_])\+|\+(?![A-Za-z_])|(?<![A-Za-z_])x(?![A-Za-z_])
         |(?<=\s)-(?=\s))
     |(?P<label>\([A-Za-z][A-Za-z0-9_+\-/]{{0,30}}(?:\ [A-Za-z][A-Za-z0-9_+\-/]{{0,30}}){{0,5}}\))
@@ -100,10 +120,27 @@ _JOINERS: dict[tuple[str, ...], bool] = {
     ("works", "out", "to"): True,
 }
 _HYPHENS = {"-", "–", "‑"}
+_SIGNS = {"-", "−", "–", "+"}  # a sign glued to a result: = -35 %
+# Operators written as words between two numbers
+_WORD_OPERATORS: dict[tuple[str, ...], str] = {
+    ("times",): "x",
+    ("by",): "x",
+    ("multiplied", "by"): "x",
+    ("divided", "by"): "/",
+    ("to",): "to",  # only in "from a to b", a change
+}
+_FROM_RE = re.compile(r"(?i)(?<![A-Za-z])from[ \u00a0]+\Z")
 # A percentage followed by one of these states a change (``4.9 percent slower``), not a value
 _COMPARATIVE_RE = re.compile(
     r"[ \u00a0]{1,3}(slower|faster|more|less|higher|lower|smaller|larger|bigger|fewer|greater"
     r"|shorter|longer)\b"
+)
+
+# A power of ten after a result: ``= 9.8304 x 10^9 B``
+_POWER_OF_TEN_RE = re.compile(
+    rf"{_SPACE}?[x×·⋅*]{_SPACE}?10(?:\^|\*\*)(?P<exponent>[+-]?[0-9]{{1,3}})(?![0-9.])"
+    rf"(?:{_SPACE}?(?P<unit>(?:{_BYTE_UNIT})"
+    rf"(?P<per_token>(?:/|{_SPACE}per{_SPACE})(?:tokens?|tok)\b)?)(?![A-Za-z0-9_/]))?"
 )
 
 
@@ -116,6 +153,9 @@ class Number(NamedTuple):
     value: Fraction  # the digits times the scale
     unit: str | None  # a byte unit, "%" or "x" (a ratio)
     per_token: bool
+    # 1,500 with one comma group reads as fifteen hundred, but with a decimal comma as 1.5:
+    # the value on that reading, None for a number that has only one
+    decimal_reading: Fraction | None = None
 
     @property
     def scale(self) -> Fraction:
@@ -139,6 +179,8 @@ class Claim(NamedTuple):
     tentative: bool  # joined by a weak verb ("is", "are"): perhaps not a claim at all
     # a conversion (``9.16 GiB = 9,835,000,000 B``): the quantity as written and its unit's bytes
     converted: tuple[Written, Fraction] | None = None
+    # read with a decimal comma (1,500 as 1.5), the claim holds: it is ambiguous, not wrong
+    holds_with_decimal_comma: bool = False
 
     @property
     def unit(self) -> str | None:
@@ -166,9 +208,12 @@ def _number(match: re.Match[str], *, ratio_sign_multiplies: bool = False) -> Num
     """The number a token holds; with ``ratio_sign_multiplies``, ``4x`` is 4 followed by the
     multiplication that ``4x 5090`` means."""
     digits = match["digits"]
-    if not digits.isdigit():
-        digits = re.sub(_SEPARATOR, ",", digits)
-    decimals = match["decimals"] or ""
+    if match["separator"]:
+        digits = digits.replace(match["separator"], ",")
+    # a decimal comma (1,5 or 0,935: no thousands group reads so) is read as a point
+    decimals = match["decimals"] or (
+        "." + match["decimal_comma"][1:] if match["decimal_comma"] else ""
+    )
     plain = digits + decimals
     whole = digits.replace(",", "")
     if len(whole) + len(decimals) > MAX_DIGITS:
@@ -194,10 +239,14 @@ def _number(match: re.Match[str], *, ratio_sign_multiplies: bool = False) -> Num
         unit, suffix = "%", suffix + "%"
     elif match["unit"]:
         unit = match["unit"] if match["unit"].isascii() else re.sub(_SPACE, " ", match["unit"])
-        scale_numerator *= BYTE_UNITS.get(unit.split("/")[0].split(" ")[0], 1)
+        scale_numerator *= _unit_bytes(unit.split("/")[0].split(" ")[0])
         suffix += f" {unit}"
     elif match["ratio"] and not ratio_sign_multiplies:
         unit, suffix = "x", suffix + "x"
+    scale = Fraction(scale_numerator, scale_denominator)
+    decimal_reading = None
+    if match["separator"] == "," and not decimals and digits.count(",") == 1:
+        decimal_reading = Fraction(whole) / 1000 * scale
     return Number(
         plain + suffix,
         Written(plain),
@@ -207,7 +256,16 @@ def _number(match: re.Match[str], *, ratio_sign_multiplies: bool = False) -> Num
         else Fraction(numerator * scale_numerator),
         unit,
         bool(match["per_token"]),
+        decimal_reading,
     )
+
+
+def _unit_bytes(name: str) -> int:
+    """Bytes in one ``GiB``, ``gibibytes`` or ``bytes``."""
+    if name in BYTE_UNITS:
+        return BYTE_UNITS[name]
+    spelled = _SPELLED_UNITS.get(name.removesuffix("s"))
+    return BYTE_UNITS[spelled] if spelled else 1
 
 
 def _is_bytes(number: Number) -> bool:
@@ -335,7 +393,9 @@ class _Scan:
         self.labels = 0
         self.depth = 0
         self.after_range = False  # the first number follows "100-": a range, not arithmetic
+        self.after_from = False  # the first number follows "from": "from a to b" is a change
         self.too_long = False  # more than MAX_ITEMS: only the first are kept
+        self.joined_sign = ""  # "which is -35 %": the sign glued to the result
 
     def found(self, found: Claim | Unreadable) -> None:
         if self.limit is not None and len(self.claims) + len(self.unreadable) >= self.limit:
@@ -374,9 +434,16 @@ class _Scan:
             gap = text[end : token.start()]
             joined = None
             if gap and self.expecting != "nothing" and not gap.isspace():
+                if kind == "number" and self.word_operator(gap, end):  # "65,536 times 150,000"
+                    index += self.token(kind, tokens, index, "")
+                    end = token.end()
+                    continue
                 joined = self.gap(gap, kind == "number")
             if joined is not None:  # "... which is 9.16 GiB": the number is a result
-                self.claim(end, token, tentative=joined, equals_sign=False, by_sign=False)
+                sign = self.joined_sign
+                self.claim(
+                    end, token, tentative=joined, equals_sign=False, by_sign=False, sign=sign
+                )
                 self.start(token, token.start())
                 index += 1
             else:
@@ -391,6 +458,9 @@ class _Scan:
         if self.expecting == "factor":
             self.reset()
             return None
+        self.joined_sign = ""
+        if before_number and gap[-1] in _SIGNS and gap[:-1].endswith((" ", "\u00a0")):
+            self.joined_sign, gap = ("+" if gap[-1] == "+" else "-"), gap[:-1]
         words = gap.split(None, 8)
         if len(words) > 8:
             self.reset()
@@ -410,6 +480,30 @@ class _Scan:
             self.reset()
             return None
         return tentative if joiner else None
+
+    def word_operator(self, gap: str, at: int) -> bool:
+        """An operator in words before a number (``times``, ``by``, ``divided by``, and ``to``
+        after ``from a``), after at most three label words: taken, and True."""
+        if self.expecting != "operator" or self.too_long:
+            return False
+        words = gap.split(None, 5)
+        lowered = [word.lower() for word in words[-2:]]
+        for length in (2, 1):
+            operator = _WORD_OPERATORS.get(tuple(lowered[-length:]))
+            labels = words[:-length]
+            if operator is None or len(lowered) < length:
+                continue
+            if operator == "to" and not (self.after_from and len(self.items) == 1):
+                return False
+            # "reduced by 23x" is no product: "by" multiplies only right after a number
+            if lowered[-length:] == ["by"] and labels:
+                return False
+            if self.labels + len(labels) > 3 or not all(map(_LABEL_WORD_RE.fullmatch, labels)):
+                return False
+            self.add(operator, at)
+            self.expecting, self.labels = "factor", 0
+            return True
+        return False
 
     def token(self, kind: str, tokens: list[re.Match[str]], index: int, gap: str) -> int:
         """Take one token; returns how many tokens it consumed."""
@@ -432,12 +526,20 @@ class _Scan:
         elif kind == "label" and expecting == "operator" and self.labels < 3:
             self.labels += 1
         elif kind == "eq" and expecting == "operator":
-            result = self.result(tokens, index)
-            if result is not None:
-                plain = token.group() == "="
-                self.claim(token.start(), result, tentative=False, equals_sign=plain, by_sign=True)
+            found = self.result(tokens, index)
+            if found is not None:
+                result, sign, taken = found
+                self.claim(
+                    token.start(),
+                    result,
+                    tentative=False,
+                    equals_sign=token.group() == "=",
+                    by_sign=True,
+                    sign=sign,
+                    tilde=token.group() == "~",
+                )
                 self.start(result, result.start())
-                return 2
+                return taken
             self.reset()
         else:
             self.reset()
@@ -460,18 +562,33 @@ class _Scan:
             glued = previous is not None and previous.lastgroup == "number"
             self.start(token, token.start())
             self.after_range = glued and gap in _HYPHENS
+            self.after_from = (
+                _FROM_RE.search(self.text, max(0, token.start() - 12), token.start()) is not None
+            )
         self.labels = 0
         self.expecting = "operator"
         if token["of"]:  # "93.5% of 150,000"
             self.add("x", token.end())
             self.expecting = "factor"
 
-    def result(self, tokens: list[re.Match[str]], index: int) -> re.Match[str] | None:
-        """The number right after the equals sign, past ``~`` or ``about``."""
-        if index + 1 >= len(tokens) or tokens[index + 1].lastgroup != "number":
+    def result(
+        self, tokens: list[re.Match[str]], index: int
+    ) -> tuple[re.Match[str], str, int] | None:
+        """The number right after the equals sign, past ``~`` or ``about``, with its sign
+        (``= -35%``): the number, the sign ("-", "+" or "") and the tokens taken."""
+        taken = 2
+        if index + 2 < len(tokens) and tokens[index + 1].group() in ("−", "+"):
+            taken = 3  # a sign the scan reads as an operator, glued to the number
+        number = tokens[index + taken - 1] if index + taken - 1 < len(tokens) else None
+        if number is None or number.lastgroup != "number":
             return None
-        between = self.text[tokens[index].end() : tokens[index + 1].start()].strip()
-        return tokens[index + 1] if between.lower() in _QUALIFIERS else None
+        between = self.text[tokens[index].end() : number.start()]
+        sign = ""
+        if between[-1:] in _SIGNS:
+            sign, between = "-" if between[-1] != "+" else "+", between[:-1]
+        if taken == 3 and not sign:
+            return None
+        return (number, sign, taken) if between.strip().lower() in _QUALIFIERS else None
 
     def claim(
         self,
@@ -481,9 +598,11 @@ class _Scan:
         tentative: bool,
         equals_sign: bool,
         by_sign: bool,
+        sign: str = "",
+        tilde: bool = False,
     ) -> None:
         """The expression so far, joined at ``joined_at`` to the number ``result_token`` (by a
-        sign such as ``=`` or ``≈`` when ``by_sign``, else by words)."""
+        sign such as ``=`` or ``≈`` when ``by_sign``, else by words), itself signed ``sign``."""
         first = 0 if self.too_long else _balanced_start(self.items)
         tokens = self.items[first:]
         start = self.offsets[first] if tokens else joined_at
@@ -493,8 +612,8 @@ class _Scan:
             self.found(Unreadable(text, start, reason, beyond_limits=True))
             return
         if not any(isinstance(item, str) and item not in "()" for item in tokens):
-            if by_sign and not self.after_range and len(tokens) == 1:
-                self.conversion(tokens[0], result_token, start, text)
+            if by_sign and not self.after_range and len(tokens) == 1 and not sign:
+                self.conversion(tokens[0], result_token, start, text, tilde)
                 return
             if self.after_range and equals_sign:
                 begin = self.text.rfind(" ", 0, start - 1) + 1
@@ -504,8 +623,16 @@ class _Scan:
             return
         try:
             items = _numbers(tokens)
+            result, result_end = self.result_number(result_token, sign)
+            text = self.text[start:result_end]
+            if "to" in items:
+                if len(items) != 3:
+                    reason = "it joins a change from one figure to another to more arithmetic"
+                    self.found(Unreadable(text, start, reason))
+                else:
+                    self.change(items, result, sign, start, text, tentative)
+                return
             value, dimension = _evaluate(items)
-            result = _number(result_token)
         except _Invalid as invalid:
             self.found(Unreadable(text, start, f"it holds {invalid}", invalid.beyond_limits))
             return
@@ -517,7 +644,7 @@ class _Scan:
             self.found(Unreadable(text, start, reason))
             return
         suffix = result.text[len(result.written.text) :]
-        comparative = _COMPARATIVE_RE.match(self.text, result_token.end())
+        comparative = _COMPARATIVE_RE.match(self.text, result_end)
         if result.unit == "%" and comparative:  # "a / b is 4.9 percent slower": a change
             value = abs(value - 1)
             suffix += f" {comparative[1]}"
@@ -535,13 +662,90 @@ class _Scan:
                 _is_bytes(result),
                 result.per_token,
                 tentative,
+                holds_with_decimal_comma=_holds_with_decimal_comma(items, value, result),
+            )
+        )
+
+    def result_number(self, token: re.Match[str], sign: str) -> tuple[Number, int]:
+        """The result with its sign and a power of ten written after it (``9.8304 x 10^9 B``),
+        and where it ends."""
+        number, end = _number(token), token.end()
+        tail = _POWER_OF_TEN_RE.match(self.text, end) if number.unit is None else None
+        if tail is not None:
+            unit = tail["unit"]
+            scale = number.scale * Fraction(10) ** int(tail["exponent"])
+            scale *= _unit_bytes(unit.split("/")[0].split(" ")[0]) if unit else 1
+            number = number._replace(
+                text=f"{number.text} x 10^{tail['exponent']}" + (f" {unit}" if unit else ""),
+                scale_parts=(scale.numerator, scale.denominator),
+                value=Fraction(number.written.value) * scale,
+                unit=unit,
+                per_token=bool(tail["per_token"]),
+            )
+            end = tail.end()
+        if sign == "-":
+            written = Written(f"-{number.written.text}")
+            number = number._replace(text=f"-{number.text}", written=written, value=-number.value)
+        return number, end
+
+    def change(
+        self,
+        items: list[_Item],
+        result: Number,
+        sign: str,
+        start: int,
+        text: str,
+        tentative: bool,
+    ) -> None:
+        """``from 53.2 s to 36.6 s = -31.2 %``: a relative change, or a difference in points
+        between two percentages; a result without a sign states the size of the change."""
+        before, _, after = items
+        assert isinstance(before, Number) and isinstance(after, Number)
+        if result.unit != "%":
+            return  # from one figure to another, then some other quantity: not a change
+        if _is_bytes(before) != _is_bytes(after):
+            self.found(Unreadable(text, start, "it changes between bytes and a plain number"))
+            return
+        if before.value == 0:
+            self.found(Unreadable(text, start, "it changes from zero"))
+            return
+        comparative = _COMPARATIVE_RE.match(self.text, start + len(text))
+        readings = [(after.value - before.value) / before.value]
+        if before.unit == "%" and after.unit == "%":
+            readings.append(after.value - before.value)  # percentage points
+        if not sign or comparative:
+            readings = [abs(reading) for reading in readings]
+        holding = [r for r in readings if agrees(result.written, r / result.scale)]
+        suffix = result.text[len(result.written.text) :]
+        if comparative:
+            suffix += f" {comparative[1]}"
+            text = self.text[start : comparative.end()]
+        self.found(
+            Claim(
+                text,
+                start,
+                f"from {before.text} to {after.text}",
+                (holding or readings)[0],
+                (before.value, after.value),
+                result.written,
+                result.scale,
+                suffix,
+                False,
+                False,
+                tentative,
             )
         )
 
     def conversion(
-        self, quantity: re.Match[str] | str, result_token: re.Match[str], start: int, text: str
+        self,
+        quantity: re.Match[str] | str,
+        result_token: re.Match[str],
+        start: int,
+        text: str,
+        tilde: bool,
     ) -> None:
-        """``9.16 GiB = 9.84 GB``: one byte quantity written in another unit is a claim too."""
+        """``9.16 GiB = 9.84 GB``: one byte quantity written in another unit is a claim too
+        (and with ``~`` only in another unit: ``16 GiB ~ 24 GiB`` is a range)."""
         if isinstance(quantity, str):
             return  # a lone parenthesis
         try:
@@ -549,6 +753,8 @@ class _Scan:
         except _Invalid:
             return  # a lone number the grammar cannot read states nothing to check
         if not (_is_bytes(number) and _is_bytes(result)) or number.per_token != result.per_token:
+            return
+        if tilde and number.scale == result.scale:
             return
         self.found(
             Claim(
@@ -566,6 +772,30 @@ class _Scan:
                 (number.written, number.scale),
             )
         )
+
+
+def _holds_with_decimal_comma(items: list[_Item], value: Fraction, result: Number) -> bool:
+    """Whether a claim that fails with ``1,500`` read as fifteen hundred holds with every such
+    number read with a decimal comma (1.5): then it is ambiguous, not wrong."""
+    numbers = [item for item in items if isinstance(item, Number)]
+    if all(n.decimal_reading is None for n in [*numbers, result]):
+        return False
+    if agrees(result.written, value / result.scale):
+        return False
+    read = [
+        item._replace(value=item.decimal_reading)
+        if isinstance(item, Number) and item.decimal_reading is not None
+        else item
+        for item in items
+    ]
+    try:
+        other, _ = _evaluate(read)
+    except _Invalid:
+        return False
+    written = result.written
+    if result.decimal_reading is not None:  # 1,500 as 1.500: three decimals written
+        written = Written(written.text.replace(",", "."))
+    return agrees(written, other / result.scale)
 
 
 def _joiner(words: list[str]) -> tuple[int, bool]:
@@ -609,8 +839,10 @@ _RANGE_RE = re.compile(r"[0-9][-–‑][0-9]")
 _PERCENT_OF_RE = re.compile(rf"(?:%|percent){_SPACE}of\b")
 # A byte quantity said again in another unit (``9.16 GiB = 9.84 GB``, ``≈ ~9.8 GB``)
 _CONVERSION_RE = re.compile(
-    rf"(?:{_BYTE_UNIT})(?:/tokens?|\s+per\s+tokens?)?\s{{0,3}}(?:=|≈|≃|~=)\s{{0,3}}(?:~|about\s|approx\.?\s)?\s{{0,3}}[0-9]"
+    rf"(?:{_BYTE_UNIT})(?:/tokens?|\s+per\s+tokens?)?\s{{0,3}}(?:=|≈|≃|~=|~\s)\s{{0,3}}(?:~|about\s|approx\.?\s)?\s{{0,3}}[0-9]"
 )
+# An operator in words before a number: "65,536 times 150,000", "from 53.2 to 36.6"
+_WORD_OPERATOR_RE = re.compile(r"(?<![A-Za-z])(?:times|by|to)[ \u00a0]+[0-9]")
 
 
 def _may_hold_arithmetic(prose: str) -> bool:
@@ -619,9 +851,10 @@ def _may_hold_arithmetic(prose: str) -> bool:
         or ("of" in prose and _PERCENT_OF_RE.search(prose) is not None)
         or ("=" in prose and _RANGE_RE.search(prose) is not None)
         or (
-            ("=" in prose or "≈" in prose or "≃" in prose)
+            ("=" in prose or "≈" in prose or "≃" in prose or "~" in prose)
             and _CONVERSION_RE.search(prose) is not None
         )
+        or _WORD_OPERATOR_RE.search(prose) is not None
     )
 
 
@@ -637,51 +870,6 @@ def scan(prose: str, limit: int | None = None) -> Scanned:
 
 def find_claims(prose: str) -> list[Claim]:
     return scan(prose).claims
-
-
-# ---- characters that look like arithmetic but are not -----------------------------------------
-
-# Characters a reader takes for an operator, with the one they look like
-LOOK_ALIKES = {
-    **dict.fromkeys("хХχΧⅹⅩ✕✖⨯⨉", "x"),
-    **dict.fromkeys("∗⁎＊✱", "*"),
-    **dict.fromkeys("∕⁄／⧸", "/"),
-    **dict.fromkeys("＝꞊᐀⹀", "="),
-    **dict.fromkeys("＋᛭", "+"),
-}
-# A look-alike operator not glued to a word, before a number; a digit outside 0-9; a
-# look-alike percent sign after a number
-_LOOK_ALIKE_RE = re.compile(
-    rf"(?<![^\W\d_])[{''.join(LOOK_ALIKES)}](?=\s*[(0-9])|(?:(?![0-9])\d)+|(?<=[0-9])[％٪]"
-)
-
-
-class LookAlike(NamedTuple):
-    """A character (or a run of digits) that looks like arithmetic the grammar does not read."""
-
-    start: int
-    text: str
-
-    def describe(self) -> str:
-        import unicodedata  # only text outside ASCII gets here
-
-        first = self.text[0]
-        name = f"U+{ord(first):04X} {unicodedata.name(first, 'unnamed')}"
-        if first in LOOK_ALIKES:
-            meant = LOOK_ALIKES[first]
-            return f"{name} stands where {meant!r} would; write {meant!r}"
-        if first in "％٪":
-            return f"{name} stands where '%' would; write '%'"
-        digits = "".join(str(unicodedata.digit(character)) for character in self.text)
-        more = f" (the first of {len(self.text)})" if len(self.text) > 1 else ""
-        return f"{name}{more} is not a digit 0-9, which is all the arithmetic reads; write {digits}"
-
-
-def look_alikes(text: str) -> list[LookAlike]:
-    """Digits outside 0-9 and characters that look like operators beside a number."""
-    if text.isascii():
-        return []
-    return [LookAlike(m.start(), m.group()) for m in _LOOK_ALIKE_RE.finditer(text)]
 
 
 def claim_value_in_unit(claim: Claim) -> Fraction:
