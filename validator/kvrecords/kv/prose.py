@@ -872,6 +872,41 @@ def find_claims(prose: str) -> list[Claim]:
     return scan(prose).claims
 
 
+class Figure(NamedTuple):
+    """A number in prose and what it counts: a byte unit ("bytes", "bytes/token"), "%", "x",
+    else the word after it ("s", "tokens"), or "" for none."""
+
+    start: int
+    end: int
+    number: Number
+    kind: str
+
+
+_NEXT_WORD_RE = re.compile(r"[ \u00a0]?([A-Za-z][A-Za-z/]*)")
+
+
+def figures(text: str, start: int = 0, end: int | None = None) -> list[Figure]:
+    """Every number the grammar reads in ``text[start:end]``, in order (one regular-expression
+    pass over that span)."""
+    found = []
+    for token in _TOKEN_RE.finditer(text, start, len(text) if end is None else end):
+        if token.lastgroup != "number":
+            continue
+        try:
+            number = _number(token)
+        except _Invalid:
+            continue
+        if _is_bytes(number):
+            kind = "bytes/token" if number.per_token else "bytes"
+        elif number.unit is not None:
+            kind = number.unit
+        else:
+            word = _NEXT_WORD_RE.match(text, token.end())
+            kind = word[1].lower() if word else ""
+        found.append(Figure(token.start(), token.end(), number, kind))
+    return found
+
+
 def claim_value_in_unit(claim: Claim) -> Fraction:
     """The expression's value in the unit the result is written in."""
     return claim.value / claim.scale
