@@ -114,6 +114,8 @@ class _Bases(NamedTuple):
     stated: set[int]
     shares: set[Fraction]  # each layer group's part of a stated basis
     named: dict[Fraction, str]  # every figure compared with, and its name
+    # the bases priced in other element types, worked out once when a figure needs them
+    other: list[set[Fraction]]
 
 
 def _bases(record: RecordContext) -> _Bases:
@@ -147,7 +149,7 @@ def _bases(record: RecordContext) -> _Bases:
             named.setdefault(cost.bytes_per_token, f"{format_exact(cost.bytes_per_token)} ({kind})")
             layer = cost.bytes_per_token / cost.group.layers
             named.setdefault(layer, f"{format_exact(layer)} per {kind} layer")
-    return _Bases(stated, shares, named)
+    return _Bases(stated, shares, named, [])
 
 
 def check_prose(record: RecordContext) -> Iterator[Problem]:
@@ -160,14 +162,16 @@ def check_prose(record: RecordContext) -> Iterator[Problem]:
         if not isinstance(text, str):
             continue
         scanned = scan(text, budget)
-        in_words = word_claims(text)[: max(0, budget)]
+        in_words = word_claims(text, max(0, budget)) if budget > 0 else []
         budget -= len(scanned.claims) + len(scanned.unreadable) + len(in_words)
+        unmatched = _unmatched_per_token(record, text, scanned.claims, known, budget)
+        budget -= len(unmatched)
         pieces: list[Claim | Unreadable | LookAlike | Figure] = [
             *scanned.claims,
             *in_words,
             *scanned.unreadable,
             *look_alikes(text),
-            *_unmatched_per_token(record, text, scanned.claims, known),
+            *unmatched,
         ]
         for piece in sorted(pieces, key=lambda piece: piece.start):  # the locator reads on
             found = _piece_problem(piece, known)
@@ -193,7 +197,7 @@ _SENTENCE_RE = re.compile(r"[^.;]*(?:[.;](?![0-9])|$)")
 
 
 def _unmatched_per_token(
-    record: RecordContext, text: str, claims: list[Claim], known: _Bases
+    record: RecordContext, text: str, claims: list[Claim], known: _Bases, budget: int
 ) -> list[Figure]:
     """Bytes-per-token figures in ``text`` that are no claim's result (KV502 holds those to the
     bases) and match none of the record's bases, on the reading most favourable to the record:
@@ -201,18 +205,18 @@ def _unmatched_per_token(
     if not known.named or "tok" not in text or _PER_TOKEN_RE.search(text) is None:
         return []
     results = {claim.start + len(claim.text) for claim in claims}
+    # no more figures are read than the record's claims may still number: a bound on the work
+    per_token = [figure for figure in figures(text) if figure.kind == "bytes/token"]
     unmatched = [
         figure
-        for figure in figures(text)
-        if figure.kind == "bytes/token"
-        and figure.end not in results
+        for figure in per_token[: max(0, budget)]
+        if figure.end not in results
         and not _matches(figure, known.named)
         and not _names_another_model(record, text, figure.start)
     ]
-    if unmatched:
-        other = _other_dtypes(record)
-        unmatched = [figure for figure in unmatched if not _matches(figure, other)]
-    return unmatched
+    if unmatched and not known.other:
+        known.other.append(_other_dtypes(record))
+    return [figure for figure in unmatched if not _matches(figure, known.other[0])]
 
 
 def _matches(figure: Figure, values: Iterable[Fraction]) -> bool:
@@ -221,9 +225,14 @@ def _matches(figure: Figure, values: Iterable[Fraction]) -> bool:
 
 
 def _names_another_model(record: RecordContext, text: str, at: int) -> bool:
-    start = max(text.rfind(". ", 0, at), text.rfind("; ", 0, at)) + 1
-    ends = [end for end in (text.find(". ", at), text.find("; ", at)) if end >= 0]
-    sentence = text[start : min(ends, default=len(text))]
+    """Whether the sentence around ``at`` (read no further than a few lines either way) names
+    another model's file."""
+    reach = max(0, at - 400), min(len(text), at + 400)
+    start = max(text.rfind(". ", reach[0], at), text.rfind("; ", reach[0], at), reach[0] - 1) + 1
+    ends = [
+        end for end in (text.find(". ", at, reach[1]), text.find("; ", at, reach[1])) if end >= 0
+    ]
+    sentence = text[start : min(ends, default=reach[1])]
     return any(name != record.data["model"] for name in _MODEL_FILE_RE.findall(sentence))
 
 
@@ -287,8 +296,8 @@ def _piece_problem(
         compared = ", ".join(known.named[value] for value in sorted(known.named))
         message = (
             f"prose gives {piece.number.text}, which matches no basis of the record; compared "
-            f"with {compared}: correct the figure, or say whose it is (another model, an "
-            "engine's allocation) in words without a per-token unit"
+            f"with {compared}: correct it, state it as an alternative basis, or name the "
+            "model file it is from (models/<id>) in its sentence"
         )
         return PROSE_BASIS, message, "warning"
     claim = piece

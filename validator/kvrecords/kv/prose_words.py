@@ -25,6 +25,7 @@ from fractions import Fraction
 from kvrecords.kv.prose import Claim, Figure, figures
 from kvrecords.kv.units import agrees
 
+_KEYWORDS = ("twice", "double", "half", "quarter", "third", "fifth", "times")
 _FRACTIONS = {"quarter": Fraction(1, 4), "third": Fraction(1, 3), "fifth": Fraction(1, 5)}
 _MORE = r"more|as\s+much\s+as|as\s+many\s+as|larger|bigger|higher|greater"
 _LESS = r"less|fewer|smaller|lower"
@@ -41,10 +42,17 @@ _WORDS_RE = re.compile(
 # A sentence ends at a full stop, semicolon, question or exclamation mark before a space
 _SENTENCE_END_RE = re.compile(r"[.;!?](?=\s|$)|\n\s*\n")
 _WORDS_BETWEEN = 3
+# How far around the words figures are looked for: a bound on the work per match, so that a
+# sentence of a thousand such words costs a thousand short reads, not a thousand long ones
+_REACH = 240
 
 
-def word_claims(text: str) -> list[Claim]:
-    """Every ratio claimed in words in ``text`` that its two figures do not bear out."""
+def word_claims(text: str, limit: int | None = None) -> list[Claim]:
+    """The ratios claimed in words in ``text`` that their two figures do not bear out, up to
+    ``limit`` of them."""
+    lowered = text.lower()
+    if not any(word in lowered for word in _KEYWORDS):
+        return []
     matches = list(_WORDS_RE.finditer(text))
     if not matches:
         return []
@@ -56,9 +64,13 @@ def word_claims(text: str) -> list[Claim]:
         at = bisect.bisect_left(ends, match.start())
         sentence_start = ends[at - 1] if at else 0
         sentence_end = ends[at] if at < len(ends) else len(text)
-        claim = _claim(text, match, sentence_start, sentence_end)
+        start = max(sentence_start, match.start() - _REACH)
+        end = min(sentence_end, match.end() + _REACH)
+        claim = _claim(text, match, start, end)
         if claim is not None:
             wrong.append(claim)
+            if limit is not None and len(wrong) >= limit:
+                break
     return wrong
 
 
