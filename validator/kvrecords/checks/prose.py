@@ -20,7 +20,7 @@ from kvrecords.dataset.records import bases, basis_report, runs
 from kvrecords.kv.arithmetic import mla_fp8_bytes
 from kvrecords.kv.geometry import LeafGroup, MultiHeadLatent
 from kvrecords.kv.lookalikes import LookAlike, look_alikes
-from kvrecords.kv.prose import Claim, Figure, Unreadable, claim_value_in_unit, figures, scan
+from kvrecords.kv.prose import Claim, Figure, Scanned, Unreadable, claim_value_in_unit, scan
 from kvrecords.kv.prose_words import word_claims
 from kvrecords.kv.units import (
     RELATIVE_TOLERANCE,
@@ -164,7 +164,7 @@ def check_prose(record: RecordContext) -> Iterator[Problem]:
         scanned = scan(text, budget)
         in_words = word_claims(text, max(0, budget)) if budget > 0 else []
         budget -= len(scanned.claims) + len(scanned.unreadable) + len(in_words)
-        unmatched = _unmatched_per_token(record, text, scanned.claims, known, budget)
+        unmatched = _unmatched_per_token(record, text, scanned, known, budget)
         budget -= len(unmatched)
         pieces: list[Claim | Unreadable | LookAlike | Figure] = [
             *scanned.claims,
@@ -188,7 +188,6 @@ def check_prose(record: RecordContext) -> Iterator[Problem]:
             return
 
 
-_PER_TOKEN_RE = re.compile(r"(?:B|bytes|iB|KB|kB|MB|GB|TB)(?:/|[ \u00a0]per[ \u00a0])tok")
 # Element types a figure in prose may price the record's model in beside its bases
 _OTHER_DTYPES = ("fp32", "bf16", "fp8", "int4", "q8_0", "q4_0", "nvfp4", "fp8_ds_mla")
 # A sentence that names another model's file argues from that model: its figures are its own
@@ -197,19 +196,18 @@ _SENTENCE_RE = re.compile(r"[^.;]*(?:[.;](?![0-9])|$)")
 
 
 def _unmatched_per_token(
-    record: RecordContext, text: str, claims: list[Claim], known: _Bases, budget: int
+    record: RecordContext, text: str, scanned: Scanned, known: _Bases, budget: int
 ) -> list[Figure]:
     """Bytes-per-token figures in ``text`` that are no claim's result (KV502 holds those to the
     bases) and match none of the record's bases, on the reading most favourable to the record:
     at the precision written, in any element type, in a sentence naming no other model."""
-    if not known.named or "tok" not in text or _PER_TOKEN_RE.search(text) is None:
+    if not known.named or not scanned.per_token:
         return []
-    results = {claim.start + len(claim.text) for claim in claims}
+    results = {claim.start + len(claim.text) for claim in scanned.claims}
     # no more figures are read than the record's claims may still number: a bound on the work
-    per_token = [figure for figure in figures(text) if figure.kind == "bytes/token"]
     unmatched = [
         figure
-        for figure in per_token[: max(0, budget)]
+        for figure in scanned.per_token[: max(0, budget)]
         if figure.end not in results
         and not _matches(figure, known.named)
         and not _names_another_model(record, text, figure.start)

@@ -383,6 +383,7 @@ class _Scan:
         self.limit = limit
         self.stopped = False  # a claim past the limit was found
         self.claims: list[Claim] = []
+        self.tokens: list[re.Match[str]] = []
         self.unreadable: list[Unreadable] = []
         self.reset()
 
@@ -420,7 +421,7 @@ class _Scan:
     def run(self) -> bool:
         """Read every token; False when the limit stopped the reading early."""
         text = self.text
-        tokens = list(_TOKEN_RE.finditer(text))
+        tokens = self.tokens = list(_TOKEN_RE.finditer(text))
         index, end, count = 0, 0, len(tokens)
         while index < count:
             if self.stopped:
@@ -826,6 +827,7 @@ class Scanned(NamedTuple):
     claims: list[Claim]
     unreadable: list[Unreadable]
     complete: bool  # False when it stopped at its limit
+    per_token: list[Figure]  # every bytes-per-token figure, claimed or not
 
 
 # A claim has an operator before a number (``x 4``, ``/ (2``, `` - 5``), and a range warning
@@ -860,12 +862,29 @@ def _may_hold_arithmetic(prose: str) -> bool:
 
 def scan(prose: str, limit: int | None = None) -> Scanned:
     """Every claim in ``prose`` and every piece of arithmetic that cannot be checked, up to
-    ``limit`` of them together."""
-    if not _may_hold_arithmetic(prose):
-        return Scanned([], [], True)  # most text holds no claim; skip the scan
+    ``limit`` of them together, and every bytes-per-token figure."""
+    if not _may_hold_arithmetic(prose):  # most text holds no claim; skip the scan
+        return Scanned([], [], True, _per_token(prose, None))
     state = _Scan(prose, limit)
     complete = state.run()
-    return Scanned(state.claims, state.unreadable, complete)
+    return Scanned(state.claims, state.unreadable, complete, _per_token(prose, state.tokens))
+
+
+_PER_TOKEN_UNIT_RE = re.compile(r"(?:B|bytes|iB|KB|kB|MB|GB|TB)(?:/|[ \u00a0]per[ \u00a0])tok")
+
+
+def _per_token(text: str, tokens: list[re.Match[str]] | None) -> list[Figure]:
+    """The bytes-per-token figures among ``tokens`` (read from ``text`` when not given)."""
+    if "tok" not in text or (tokens is None and _PER_TOKEN_UNIT_RE.search(text) is None):
+        return []
+    found = []
+    for token in _TOKEN_RE.finditer(text) if tokens is None else tokens:
+        if token.lastgroup == "number" and token["per_token"]:
+            try:
+                found.append(Figure(token.start(), token.end(), _number(token), "bytes/token"))
+            except _Invalid:
+                continue
+    return found
 
 
 def find_claims(prose: str) -> list[Claim]:
