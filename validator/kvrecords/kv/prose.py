@@ -1,21 +1,30 @@
 """Arithmetic claims in prose: ``16 layers x 4 kv heads x 256 head_dim x 2 (K+V) x 2 bytes = 65,536 B/token``.
 
-About 690 lines on purpose: one small grammar (tokens, parser, evaluation, precision)
-whose parts share the token types; no part is used alone.
+About 930 lines on purpose: one small grammar (tokens, parser, evaluation, precision, the
+figures it reads) whose parts share the token types; no part is used alone. Ratios said in
+words (``twice``, ``half of``) live in ``kv/prose_words.py``, on the figures read here.
 
-A claim is an expression, then an equals sign (or ``≈``, ``->``, ``which is``, ``gives``), then a
-result: a number with an optional unit. The expression is a sum or difference of products and
-quotients of numbers, with parentheses and powers (``2^16``); each number may carry a byte unit
-(``32 GB``, ``65,536 B/token``), a percent sign (``93.5%``, ``93.5% of 150,000``), a multiplier
-(``150k``, ``78 million``) or an exponent (``9.8304e9``), and be followed by up to three label
-words (``16 layers``, ``2 (K+V)``). Thousands separators are commas, thin spaces or non-breaking
-spaces. A result may be approximate (``= ~19.16``, ``= about 9.2 GiB``), a ratio (``23x``) or a
-percentage (``= 93.5%``); a percentage followed by ``slower``, ``more`` and the like states a
-change, so ``0.541 / 0.569 is 4.9 percent slower`` is checked as 1 - 0.951 = 4.9 %.
+A claim is an expression, then an equals sign (or ``≈``, ``~`` between spaces, ``->``,
+``which is``, ``gives``), then a result: a signed number with an optional unit. The expression
+is a sum or difference of products and quotients of numbers, with parentheses and powers
+(``2^16``), the operators written as signs or as ``times``, ``by`` (right after a number) and
+``divided by``; each number may carry a byte unit (``32 GB``, ``65,536 B/token``, ``9.16
+gibibytes``), a percent sign (``93.5%``, ``93.5 % of 150,000``), a multiplier (``150k``,
+``78 million``) or an exponent (``9.8304e9``), and be followed by up to three label words
+(``16 layers``, ``2 (K+V)``). Thousands are grouped by commas, spaces (plain, thin,
+non-breaking) or apostrophes, one kind in a number; a comma that no thousands group explains
+(``1,5``, ``0,935``) is a decimal comma, and a claim that fails with ``1,500`` read as
+thousands but holds with it read as 1.5 is marked as ambiguous. A result may be approximate
+(``= ~19.16``, ``= about 9.2 GiB``: no more latitude than ``= 19.16``), a ratio (``23x``), a
+percentage (``= 93.5%``) or followed by a power of ten (``= 9.8304 x 10^9 B``); a percentage
+followed by ``slower``, ``more`` and the like states a change, so ``0.541 / 0.569 is 4.9
+percent slower`` is checked as 1 - 0.951 = 4.9 %, and ``from a to b = -31.2 %`` is the change
+from a to b (in points, too, between two percentages).
 
 Units: when any number in the expression carries a byte unit, the expression is in bytes and
 the result must carry one too; when none does, a byte result takes the expression as bytes
-(``65,536 x 150,000 = 9.16 GiB``).
+(``65,536 x 150,000 = 9.16 GiB``). A byte quantity said again in another unit (``9.16 GiB =
+9.84 GB``) is a claim; with ``~`` only between two units (``16 GiB ~ 24 GiB`` is a range).
 
 Weaker verbs (``is``, ``are``, ``makes``, ``comes to``) after an expression give a *tentative*
 claim: arithmetic written in words may not be a claim at all, so a check reports one that
@@ -25,8 +34,9 @@ reported as ``Unreadable``, never passed in silence.
 
 The scan is linear in the length of the text: one regular expression, whose every alternative
 either consumes what it reads or reads a bounded number of characters, finds the tokens, and one
-pass over them builds each expression once. Values are exact fractions; no text is evaluated as
-code.
+pass over them builds each expression once (a word before a number is looked at only in the gap
+the scan already holds, and ``from`` only in the few characters before an expression). Values
+are exact fractions; no text is evaluated as code.
 """
 
 from __future__ import annotations

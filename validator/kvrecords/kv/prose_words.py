@@ -4,8 +4,10 @@
 ``double``, ``half (of)``, ``a quarter of``, ``a third of`` and ``N times more than``,
 ``N times as much as``, ``N times larger than`` (``less``, ``fewer``, ``smaller`` and ``lower``
 divide). The figure after the words is the one compared against (at most three words after
-them); the figure claimed is the nearest one before them in the sentence that counts the same
-thing (bytes with bytes, ``%`` with ``%``, ``s`` with ``s``), else the next one after the first.
+them, and only ``the``, ``of``, ``what`` and the like: ``cut in half: 4.58 GiB`` names a result,
+not what is halved); the figure claimed is the nearest one before them in the sentence that
+counts the same thing (bytes with bytes, ``%`` with ``%``, ``s`` with ``s``), else the one
+joined to the first by ``is`` or ``=`` (``twice 4.58 GiB is 9.16 GiB``).
 A hedged claim (``about twice``, ``nearly half``, ``more than double``) claims no exact ratio
 and is not read. ``N times more`` is read both ways writers mean it (N and N + 1 times).
 
@@ -37,11 +39,15 @@ _WORDS_RE = re.compile(
     r"|(?:a|one)\s+(?P<part>quarter|third|fifth)\s+of"
     r"|(?P<times>[0-9]{1,3}(?:\.[0-9]{1,3})?)\s+times\s+"
     r"(?:(?P<more>" + _MORE + r")|(?P<less>" + _LESS + r"))(?:\s+than)?)"
-    r"(?![A-Za-z])"
+    r"(?![A-Za-z\-])"  # not half-precision, double-check
 )
 # A sentence ends at a full stop, semicolon, question or exclamation mark before a space
 _SENTENCE_END_RE = re.compile(r"[.;!?](?=\s|$)|\n\s*\n")
 _WORDS_BETWEEN = 3
+# Between the words and the figure compared against: "twice the 4.58 GiB", "half of what"
+_FILLERS = {"the", "of", "that", "what", "its", "their", "a", "an"}
+# Between that figure and the one claimed, when the claim comes after both: "twice 4.58 GiB is"
+_JOINS = {"is", "are", "=", "gives", "makes", "equals", "which is", "or", ", or", ", which is"}
 # How far around the words figures are looked for: a bound on the work per match, so that a
 # sentence of a thousand such words costs a thousand short reads, not a thousand long ones
 _REACH = 240
@@ -90,8 +96,11 @@ def _ratios(match: re.Match[str]) -> list[Fraction]:
 
 def _claim(text: str, match: re.Match[str], start: int, end: int) -> Claim | None:
     after = figures(text, match.end(), end)
-    if not after or len(text[match.end() : after[0].start].split()) > _WORDS_BETWEEN:
+    if not after:
         return None
+    between = text[match.end() : after[0].start].split()
+    if len(between) > _WORDS_BETWEEN or not all(word.lower() in _FILLERS for word in between):
+        return None  # "cut in half: 4.58 GiB" names the result, not what is halved
     compared = after[0]
     if compared.kind in ("", "x"):
         return None  # a bare number or a ratio: nothing says what it counts
@@ -100,7 +109,7 @@ def _claim(text: str, match: re.Match[str], start: int, end: int) -> Claim | Non
         claimed = same[-1]
     else:  # "twice 4.58 GiB is 9.16 GiB"
         later = [f for f in after[1:] if f.kind == compared.kind]
-        if not later or len(text[compared.end : later[0].start].split()) > _WORDS_BETWEEN:
+        if not later or " ".join(text[compared.end : later[0].start].split()) not in _JOINS:
             return None
         claimed = later[0]
     ratios = _ratios(match)
