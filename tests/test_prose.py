@@ -363,3 +363,31 @@ def test_a_ratio_in_words_that_its_figures_do_not_bear_out(
 )
 def test_ratios_in_words_that_hold_or_claim_nothing(text: str) -> None:
     assert word_claims(text) == []
+
+
+@pytest.mark.parametrize(
+    ("prose", "warned"),
+    [
+        # the seed's basis: 16 layers x 4 x 512 x 2 = 65,536 B/token; in fp8 32,768; per layer
+        # 65,536 / 16 = 4,096; per device of the 4-card run 65,536 / 4 = 16,384
+        ("The cache needs 65,536 B/token.", False),
+        ("In fp8 it would need 32,768 B/token.", False),
+        ("Each attention layer holds 4,096 B/token.", False),
+        ("Each of four cards holds 16,384 B/token.", False),
+        ("That is 64 KiB per token.", False),  # 65,536 B in KiB
+        # another model's figure, named by its file: 80 x 8 x 256 x 2 = 327,680
+        ("Llama 3.1 70B (models/llama-3.1-70b) needs 327,680 B/token.", False),
+        ("Llama 3.1 70B needs 327,680 B/token.", True),
+        ("The cache needs 40,000 B/token.", True),
+    ],
+)
+def test_a_bytes_per_token_figure_that_matches_no_basis_is_a_warning(
+    dataset: Path, prose: str, warned: bool
+) -> None:
+    seed = dataset / "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml"
+    seed.write_text(seed.read_text().replace("notes: >-\n", f"notes: >-\n  {prose}\n", 1))
+    found = [p for p in validate(dataset, [seed]).problems if p.code == "KV502"]
+    assert [p.severity for p in found] == (["warning"] if warned else [])
+    if warned:
+        assert "main basis 65,536" in found[0].message
+        assert "4,096 per attention layer" in found[0].message
