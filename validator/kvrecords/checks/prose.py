@@ -50,7 +50,7 @@ PROSE_ARITHMETIC = Rule(
     "Prose is what readers quote; a wrong product in the explanation is as harmful as a wrong "
     "field. Claims are parsed with a small grammar, never evaluated as code. The 1 % rule is "
     "the record's own: a source's figure quoted in a comparison is held to its written "
-    "precision only (KV402).",
+    "precision only (see speedup).",
     "16 layers x 4 kv heads x 256 head_dim x 2 (K+V) x 2 bytes = 65,536 B/token",
     "65,536 x 150,000 = 9.61 GiB\n# KV501 prose claims 65,536 x 150,000 = 9.61 GiB; it is 9.16 GiB",
 )

@@ -87,7 +87,7 @@ _MULTIPLIERS = {
 _TOKEN_RE = re.compile(
     rf"""
     (?=[0-9=≈≃≅→⇒~()×*·⋅/÷−^+\-x])  # every token starts with one of these: a fast skip
-    (?:(?P<number>(?:(?<![A-Za-z0-9_.])|(?<=x)(?<![A-Za-z_]x))
+    (?:(?P<number>(?:(?<![A-Za-z0-9_.,])|(?<=x)(?<![A-Za-z_]x))
         (?P<digits>[1-9][0-9]{{0,2}}(?P<separator>{_SEPARATOR})[0-9]{{3}}
             (?:(?P=separator)[0-9]{{3}})*(?![0-9])|[0-9]+)
         (?:(?P<decimals>\.[0-9]+)|(?P<decimal_comma>,[0-9]+(?![0-9])(?!,[0-9])))?
