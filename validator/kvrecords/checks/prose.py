@@ -192,7 +192,6 @@ def check_prose(record: RecordContext) -> Iterator[Problem]:
 _OTHER_DTYPES = ("fp32", "bf16", "fp8", "int4", "q8_0", "q4_0", "nvfp4", "fp8_ds_mla")
 # A sentence that names another model's file argues from that model: its figures are its own
 _MODEL_FILE_RE = re.compile(r"models/([a-z0-9][a-z0-9.-]*[a-z0-9])")
-_SENTENCE_RE = re.compile(r"[^.;]*(?:[.;](?![0-9])|$)")
 
 
 def _unmatched_per_token(

@@ -473,7 +473,7 @@ class _Scan:
         if before_number and gap[-1] in _SIGNS and gap[:-1].endswith((" ", "\u00a0")):
             self.joined_sign, gap = ("+" if gap[-1] == "+" else "-"), gap[:-1]
         words = gap.split(None, 8)
-        if len(words) > 8:
+        if not words or len(words) > 8:  # "1 000 -1": a sign with no words to join it
             self.reset()
             return None
         lowered = [word.lower() for word in words]
