@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 
 from kvrecords.kv.lookalikes import look_alikes
-from kvrecords.kv.prose import claim_value_in_unit, find_claims, scan
+from kvrecords.kv.prose import (
+    claim_value_in_unit,
+    find_claims,
+    holds_with_decimal_comma,
+    scan,
+)
 from kvrecords.kv.prose_words import word_claims
 from kvrecords.runner.validate import validate
 
@@ -312,13 +317,13 @@ def test_word_forms_that_are_not_claims(text: str) -> None:
 def test_a_comma_that_reads_both_ways_is_ambiguous_not_wrong() -> None:
     # 1,5 x 2,000 = 3: as thousands 1.5 x 2,000 = 3,000; with decimal commas 1.5 x 2.000 = 3
     (claim,) = find_claims("1,5 x 2,000 = 3")
-    assert claim.holds_with_decimal_comma
-    # 1,500 x 2 = 3,000 holds as thousands: nothing ambiguous to say
+    assert holds_with_decimal_comma(claim)
+    # 1,500 x 2 = 3,000 holds as thousands, so the check never asks the other reading
     (claim,) = find_claims("1,500 x 2 = 3,000")
-    assert not claim.holds_with_decimal_comma
+    assert claim_value_in_unit(claim) == 3000
     # 1,500 x 2 = 4: wrong either way (3,000 or 3)
     (claim,) = find_claims("1,500 x 2 = 4")
-    assert not claim.holds_with_decimal_comma
+    assert not holds_with_decimal_comma(claim)
 
 
 @pytest.mark.parametrize(

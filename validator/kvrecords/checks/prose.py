@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterator
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -20,7 +20,15 @@ from kvrecords.dataset.records import bases, basis_report, runs
 from kvrecords.kv.arithmetic import mla_fp8_bytes
 from kvrecords.kv.geometry import LeafGroup, MultiHeadLatent
 from kvrecords.kv.lookalikes import LookAlike, look_alikes
-from kvrecords.kv.prose import Claim, Figure, Scanned, Unreadable, claim_value_in_unit, scan
+from kvrecords.kv.prose import (
+    Claim,
+    Figure,
+    Scanned,
+    Unreadable,
+    claim_value_in_unit,
+    holds_with_decimal_comma,
+    scan,
+)
 from kvrecords.kv.prose_words import word_claims
 from kvrecords.kv.units import (
     RELATIVE_TOLERANCE,
@@ -73,6 +81,8 @@ PROSE_BASIS = Rule(
 )
 
 
+_DIGIT_RE = re.compile("[0-9]")
+
 # Claims and unreadable pieces checked per record: far above any real record, and a bound on
 # the work a hostile one can ask for.
 MAX_CLAIMS = 1000
@@ -113,7 +123,9 @@ class _Bases(NamedTuple):
 
     stated: set[int]
     shares: set[Fraction]  # each layer group's part of a stated basis
-    named: dict[Fraction, str]  # every figure compared with, and its name
+    # every figure compared with, and what names it: (value, "per device of", 4), named only
+    # in a message, which few records need
+    named: dict[Fraction, tuple[str, str]]
     # the bases priced in other element types, worked out once when a figure needs them
     other: list[set[Fraction]]
 
@@ -121,20 +133,19 @@ class _Bases(NamedTuple):
 def _bases(record: RecordContext) -> _Bases:
     stated: set[int] = set()
     shares: set[Fraction] = set()
-    named: dict[Fraction, str] = {}
+    named: dict[Fraction, tuple[str, str]] = {}
     data = record.data
     devices = {data["methodology"]["hardware"].get("count")}
     devices |= {run.stated.get("hardware", {}).get("count") for run in runs(data)}
-    counts = sorted(count for count in devices if isinstance(count, int) and count > 1)
+    counts = [count for count in devices if isinstance(count, int) and count > 1]
     for basis in bases(data):
         per_token = basis.stated.get("bytes_per_token")
         if per_token is None:
             continue
         stated.add(per_token)
-        named.setdefault(Fraction(per_token), f"{basis.label} {per_token:,}")
+        named.setdefault(Fraction(per_token), (basis.label, ""))
         for count in counts:
-            share = Fraction(per_token, count)
-            named.setdefault(share, f"{format_exact(share)} per device of {count}")
+            named.setdefault(Fraction(per_token, count), ("", f"per device of {count}"))
         try:
             report = basis_report(record.model, basis.stated)
         except ValueError:  # the basis does not apply (KV304)
@@ -146,10 +157,15 @@ def _bases(record: RecordContext) -> _Bases:
                 continue
             shares.add(cost.bytes_per_token)
             kind = cost.group.kind
-            named.setdefault(cost.bytes_per_token, f"{format_exact(cost.bytes_per_token)} ({kind})")
-            layer = cost.bytes_per_token / cost.group.layers
-            named.setdefault(layer, f"{format_exact(layer)} per {kind} layer")
+            named.setdefault(cost.bytes_per_token, ("", f"({kind})"))
+            named.setdefault(cost.bytes_per_token / cost.group.layers, ("", f"per {kind} layer"))
     return _Bases(stated, shares, named, [])
+
+
+def _name(value: Fraction, parts: tuple[str, str]) -> str:
+    """``main basis 65,536``, ``4,096 per attention layer``."""
+    before, after = parts
+    return " ".join(part for part in (before, format_exact(value), after) if part)
 
 
 def check_prose(record: RecordContext) -> Iterator[Problem]:
@@ -159,12 +175,14 @@ def check_prose(record: RecordContext) -> Iterator[Problem]:
     locator = _Locator(record.document)
     budget = MAX_CLAIMS
     for path, text in record.document.leaves.items():
-        if not isinstance(text, str):
-            continue
+        if not isinstance(text, str) or (_DIGIT_RE.search(text) is None and text.isascii()):
+            continue  # no digit 0-9 and no look-alike: nothing to read (most fields)
         scanned = scan(text, budget)
         in_words = word_claims(text, max(0, budget)) if budget > 0 else []
         budget -= len(scanned.claims) + len(scanned.unreadable) + len(in_words)
-        unmatched = _unmatched_per_token(record, text, scanned, known, budget)
+        unmatched = (
+            _unmatched_per_token(record, text, scanned, known, budget) if scanned.per_token else []
+        )
         budget -= len(unmatched)
         pieces: list[Claim | Unreadable | LookAlike | Figure] = [
             *scanned.claims,
@@ -216,8 +234,10 @@ def _unmatched_per_token(
     return [figure for figure in unmatched if not _matches(figure, known.other[0])]
 
 
-def _matches(figure: Figure, values: Iterable[Fraction]) -> bool:
+def _matches(figure: Figure, values: Collection[Fraction]) -> bool:
     number = figure.number
+    if number.value in values:  # the usual case, settled without rounding
+        return True
     return any(rounds_to(number.written, value / number.scale) for value in values)
 
 
@@ -290,7 +310,7 @@ def _piece_problem(
         message = f"cannot check {_quoted(piece.text)}: {piece.reason}"
         return PROSE_UNCHECKED, message, "error" if piece.beyond_limits else "warning"
     if isinstance(piece, Figure):
-        compared = ", ".join(known.named[value] for value in sorted(known.named))
+        compared = ", ".join(_name(value, known.named[value]) for value in sorted(known.named))
         message = (
             f"prose gives {piece.number.text}, which matches no basis of the record; compared "
             f"with {compared}: correct it, state it as an alternative basis, or name the "
@@ -305,7 +325,7 @@ def _piece_problem(
         shown = f"{format_fraction(value, decimals)}{claim.suffix}"
         if claim.in_bytes and claim.scale != 1:
             shown += f" ({format_exact(claim.value)} B)"
-        if claim.holds_with_decimal_comma:
+        if holds_with_decimal_comma(claim):
             message = (
                 f"{_quoted(claim.text)} is ambiguous: with the comma as a thousands separator "
                 f"it reads {claim.expression} = {result}, which is {shown}, but with a decimal "

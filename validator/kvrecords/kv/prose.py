@@ -163,9 +163,14 @@ class Number(NamedTuple):
     value: Fraction  # the digits times the scale
     unit: str | None  # a byte unit, "%" or "x" (a ratio)
     per_token: bool
-    # 1,500 with one comma group reads as fifteen hundred, but with a decimal comma as 1.5:
-    # the value on that reading, None for a number that has only one
-    decimal_reading: Fraction | None = None
+    # 1,500 with one comma group reads as fifteen hundred, but with a decimal comma as 1.5
+    one_comma_group: bool = False
+
+    @property
+    def decimal_reading(self) -> Fraction | None:
+        """The value with the comma read as a decimal comma; None for a number that has only
+        one reading."""
+        return Fraction(self.written.value) / 1000 * self.scale if self.one_comma_group else None
 
     @property
     def scale(self) -> Fraction:
@@ -189,8 +194,9 @@ class Claim(NamedTuple):
     tentative: bool  # joined by a weak verb ("is", "are"): perhaps not a claim at all
     # a conversion (``9.16 GiB = 9,835,000,000 B``): the quantity as written and its unit's bytes
     converted: tuple[Written, Fraction] | None = None
-    # read with a decimal comma (1,500 as 1.5), the claim holds: it is ambiguous, not wrong
-    holds_with_decimal_comma: bool = False
+    # the expression and the result with every 1,500 read as 1.5, when the claim has such a
+    # number: a claim that fails as written may hold so (``holds_with_decimal_comma``)
+    comma_reading: tuple[tuple[Number | str, ...], Number] | None = None
 
     @property
     def unit(self) -> str | None:
@@ -253,10 +259,6 @@ def _number(match: re.Match[str], *, ratio_sign_multiplies: bool = False) -> Num
         suffix += f" {unit}"
     elif match["ratio"] and not ratio_sign_multiplies:
         unit, suffix = "x", suffix + "x"
-    scale = Fraction(scale_numerator, scale_denominator)
-    decimal_reading = None
-    if match["separator"] == "," and not decimals and digits.count(",") == 1:
-        decimal_reading = Fraction(whole) / 1000 * scale
     return Number(
         plain + suffix,
         Written(plain),
@@ -266,7 +268,7 @@ def _number(match: re.Match[str], *, ratio_sign_multiplies: bool = False) -> Num
         else Fraction(numerator * scale_numerator),
         unit,
         bool(match["per_token"]),
-        decimal_reading,
+        match["separator"] == "," and not decimals and digits.count(",") == 1,
     )
 
 
@@ -404,7 +406,6 @@ class _Scan:
         self.labels = 0
         self.depth = 0
         self.after_range = False  # the first number follows "100-": a range, not arithmetic
-        self.after_from = False  # the first number follows "from": "from a to b" is a change
         self.too_long = False  # more than MAX_ITEMS: only the first are kept
         self.joined_sign = ""  # "which is -35 %": the sign glued to the result
 
@@ -492,10 +493,17 @@ class _Scan:
             return None
         return tentative if joiner else None
 
+    def after_from(self) -> bool:
+        """Whether the expression's first number follows "from": "from a to b" is a change."""
+        first = self.offsets[0]
+        return _FROM_RE.search(self.text, max(0, first - 12), first) is not None
+
     def word_operator(self, gap: str, at: int) -> bool:
         """An operator in words before a number (``times``, ``by``, ``divided by``, and ``to``
         after ``from a``), after at most three label words: taken, and True."""
         if self.expecting != "operator" or self.too_long:
+            return False
+        if not gap.rstrip().lower().endswith(("times", "by", "to")):
             return False
         words = gap.split(None, 5)
         lowered = [word.lower() for word in words[-2:]]
@@ -504,7 +512,7 @@ class _Scan:
             labels = words[:-length]
             if operator is None or len(lowered) < length:
                 continue
-            if operator == "to" and not (self.after_from and len(self.items) == 1):
+            if operator == "to" and not (len(self.items) == 1 and self.after_from()):
                 return False
             # "reduced by 23x" is no product: "by" multiplies only right after a number
             if lowered[-length:] == ["by"] and labels:
@@ -573,9 +581,6 @@ class _Scan:
             glued = previous is not None and previous.lastgroup == "number"
             self.start(token, token.start())
             self.after_range = glued and gap in _HYPHENS
-            self.after_from = (
-                _FROM_RE.search(self.text, max(0, token.start() - 12), token.start()) is not None
-            )
         self.labels = 0
         self.expecting = "operator"
         if token["of"]:  # "93.5% of 150,000"
@@ -673,7 +678,7 @@ class _Scan:
                 _is_bytes(result),
                 result.per_token,
                 tentative,
-                holds_with_decimal_comma=_holds_with_decimal_comma(items, value, result),
+                comma_reading=_comma_reading(items, result),
             )
         )
 
@@ -785,14 +790,22 @@ class _Scan:
         )
 
 
-def _holds_with_decimal_comma(items: list[_Item], value: Fraction, result: Number) -> bool:
-    """Whether a claim that fails with ``1,500`` read as fifteen hundred holds with every such
-    number read with a decimal comma (1.5): then it is ambiguous, not wrong."""
-    numbers = [item for item in items if isinstance(item, Number)]
-    if all(n.decimal_reading is None for n in [*numbers, result]):
+def _comma_reading(items: list[_Item], result: Number) -> tuple[tuple[_Item, ...], Number] | None:
+    """The claim's expression and result when one of its numbers reads both as thousands and
+    with a decimal comma (``1,500``), else None; read again only for a claim that fails."""
+    if result.one_comma_group or any(
+        isinstance(item, Number) and item.one_comma_group for item in items
+    ):
+        return tuple(items), result
+    return None
+
+
+def holds_with_decimal_comma(claim: Claim) -> bool:
+    """Whether a claim holds with every number such as ``1,500`` read as 1.5: then it is
+    ambiguous rather than wrong."""
+    if claim.comma_reading is None:
         return False
-    if agrees(result.written, value / result.scale):
-        return False
+    items, result = claim.comma_reading
     read = [
         item._replace(value=item.decimal_reading)
         if isinstance(item, Number) and item.decimal_reading is not None
@@ -800,13 +813,13 @@ def _holds_with_decimal_comma(items: list[_Item], value: Fraction, result: Numbe
         for item in items
     ]
     try:
-        other, _ = _evaluate(read)
+        value, _ = _evaluate(read)
     except _Invalid:
         return False
     written = result.written
-    if result.decimal_reading is not None:  # 1,500 as 1.500: three decimals written
+    if result.one_comma_group:  # 1,500 as 1.500: three decimals written
         written = Written(written.text.replace(",", "."))
-    return agrees(written, other / result.scale)
+    return agrees(written, value / result.scale)
 
 
 def _joiner(words: list[str]) -> tuple[int, bool]:
@@ -853,8 +866,10 @@ _PERCENT_OF_RE = re.compile(rf"(?:%|percent){_SPACE}of\b")
 _CONVERSION_RE = re.compile(
     rf"(?:{_BYTE_UNIT})(?:/tokens?|\s+per\s+tokens?)?\s{{0,3}}(?:=|≈|≃|~=|~\s)\s{{0,3}}(?:~|about\s|approx\.?\s)?\s{{0,3}}[0-9]"
 )
-# An operator in words before a number: "65,536 times 150,000", "from 53.2 to 36.6"
-_WORD_OPERATOR_RE = re.compile(r"(?<![A-Za-z])(?:times|by|to)[ \u00a0]+[0-9]")
+# An operator in words before a number: "65,536 times 150,000", "from 53.2 to 36.6"; each
+# search starts with a literal, which the regular expression engine skips to in C
+_TIMES_OR_BY_RE = re.compile(r"(?:times|by)[ \u00a0]+[0-9]")
+_TO_NUMBER_RE = re.compile(r"to[ \u00a0]+[0-9]")
 
 
 def _may_hold_arithmetic(prose: str) -> bool:
@@ -866,7 +881,8 @@ def _may_hold_arithmetic(prose: str) -> bool:
             ("=" in prose or "≈" in prose or "≃" in prose or "~" in prose)
             and _CONVERSION_RE.search(prose) is not None
         )
-        or _WORD_OPERATOR_RE.search(prose) is not None
+        or (("times" in prose or "by" in prose) and _TIMES_OR_BY_RE.search(prose) is not None)
+        or ("from" in prose and _TO_NUMBER_RE.search(prose) is not None)
     )
 
 
@@ -874,10 +890,11 @@ def scan(prose: str, limit: int | None = None) -> Scanned:
     """Every claim in ``prose`` and every piece of arithmetic that cannot be checked, up to
     ``limit`` of them together, and every bytes-per-token figure."""
     if not _may_hold_arithmetic(prose):  # most text holds no claim; skip the scan
-        return Scanned([], [], True, _per_token(prose, None))
+        return Scanned([], [], True, _per_token(prose, None) if "tok" in prose else [])
     state = _Scan(prose, limit)
     complete = state.run()
-    return Scanned(state.claims, state.unreadable, complete, _per_token(prose, state.tokens))
+    per_token = _per_token(prose, state.tokens) if "tok" in prose else []
+    return Scanned(state.claims, state.unreadable, complete, per_token)
 
 
 _PER_TOKEN_UNIT_RE = re.compile(r"(?:B|bytes|iB|KB|kB|MB|GB|TB)(?:/|[ \u00a0]per[ \u00a0])tok")
