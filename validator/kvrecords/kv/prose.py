@@ -42,6 +42,7 @@ are exact fractions; no text is evaluated as code.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -152,6 +153,10 @@ _POWER_OF_TEN_RE = re.compile(
     rf"(?:{_SPACE}?(?P<unit>(?:{_BYTE_UNIT})"
     rf"(?P<per_token>(?:/|{_SPACE}per{_SPACE})(?:tokens?|tok)\b)?)(?![A-Za-z0-9_/]))?"
 )
+
+
+# a value with its dimension: 1 for bytes, 0 for a plain number (x and / add and subtract it)
+_Dimensioned = tuple[Fraction, int]
 
 
 class Number(NamedTuple):
@@ -327,34 +332,38 @@ def _evaluate(items: list[_Item]) -> tuple[Fraction, int]:
             dimension = 1 if _is_bytes(item) else 0
         return base, dimension
 
-    def product() -> tuple[Fraction, int]:
+    def left_to_right(
+        operand: Callable[[], _Dimensioned],
+        operators: tuple[str, ...],
+        combine: Callable[[str, _Dimensioned, _Dimensioned], _Dimensioned],
+    ) -> _Dimensioned:
+        """One precedence level: operands joined by its operators, from the left."""
         nonlocal position
-        value, dimension = power()
-        while peek() in ("x", "/"):
+        value = operand()
+        while peek() in operators:
             operator = items[position]
             position += 1
-            factor, factor_dimension = power()
-            if operator == "x":
-                value, dimension = value * factor, dimension + factor_dimension
-            elif factor == 0:
-                raise _Invalid("a division by zero")
-            else:
-                value, dimension = value / factor, dimension - factor_dimension
-            _bounded(value)
-        return value, dimension
+            value = combine(operator, value, operand())
+            _bounded(value[0])
+        return value
 
-    def expression() -> tuple[Fraction, int]:
-        nonlocal position
-        value, dimension = product()
-        while peek() in ("+", "-"):
-            operator = items[position]
-            position += 1
-            term, term_dimension = product()
-            if term_dimension != dimension:
-                raise _Invalid("a sum of bytes and plain numbers")
-            value = value + term if operator == "+" else value - term
-            _bounded(value)
-        return value, dimension
+    def multiply(operator: str, left: _Dimensioned, right: _Dimensioned) -> _Dimensioned:
+        if operator == "x":
+            return left[0] * right[0], left[1] + right[1]
+        if right[0] == 0:
+            raise _Invalid("a division by zero")
+        return left[0] / right[0], left[1] - right[1]
+
+    def add(operator: str, left: _Dimensioned, right: _Dimensioned) -> _Dimensioned:
+        if right[1] != left[1]:
+            raise _Invalid("a sum of bytes and plain numbers")
+        return (left[0] + right[0] if operator == "+" else left[0] - right[0]), left[1]
+
+    def product() -> _Dimensioned:
+        return left_to_right(power, ("x", "/"), multiply)
+
+    def expression() -> _Dimensioned:
+        return left_to_right(product, ("+", "-"), add)
 
     return expression()
 
