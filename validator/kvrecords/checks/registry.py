@@ -22,6 +22,7 @@ from kvrecords.checks import (
     prose,
     quotes,
     references,
+    run_figures,
     runs,
     statistics,
 )
@@ -45,6 +46,7 @@ FAMILIES: tuple[ModuleType, ...] = (
     engine_reported,
     quotes,
     statistics,
+    run_figures,
     prose,
     models,
     hardware,
@@ -78,6 +80,7 @@ RECORD_CHECKS = (
     runs.check_runs,
     quotes.check_quotes,
     statistics.check_statistic_order,
+    run_figures.check_run_figures,
     prose.check_prose,
 )
 
