@@ -29,7 +29,8 @@ SPEEDUP = Rule(
     "speedup",
     "A comparison's stated speedup, ratio, change or difference agrees with its two runs' "
     "values of the metric and statistic it names, at the precision the source wrote it, and "
-    "is written in its unit (x, %, or the metric's unit for a difference: pp for a fraction).",
+    "is written in its unit (x, %, or the metric's unit for a difference: pp for a fraction); "
+    "where a run gives only a bound ('over 50K tokens/s'), a value the bound leaves open.",
     "A speedup is the headline a reader quotes; it must follow from the two runs' figures.",
     "comparisons:\n  - {kind: speedup, metric: ttft_ms, statistic: single, from: cold, to: warm, "
     "stated: 23x}   (cold 53,200 ms, warm 2,300 ms)",

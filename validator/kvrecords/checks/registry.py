@@ -13,6 +13,7 @@ from types import ModuleType
 from kvrecords.checks import (
     basis,
     dates,
+    derivations,
     engine_reported,
     files,
     hardware,
@@ -78,6 +79,7 @@ RECORD_CHECKS = (
     basis.check_context_limit,
     measurements.check_ranges,
     runs.check_runs,
+    derivations.check_run_derivations,
     quotes.check_quotes,
     statistics.check_statistic_order,
     run_figures.check_run_figures,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kvrecords.checks.context import RecordContext
+from kvrecords.checks.derivations import RunDerivation, run_derivations
 from kvrecords.checks.engine_reported import engine_checks
 from kvrecords.checks.hardware import hardware_catalog
 from kvrecords.checks.measurements import (
@@ -25,10 +26,8 @@ from kvrecords.checks.plausibility import Evaluation, Inputs, ModelLookup, all_e
 from kvrecords.checks.registry import record_problems
 from kvrecords.checks.runs import (
     Bounds,
-    RunDerivation,
     comparison_unit,
     comparisons,
-    run_derivations,
     unit_suffix,
 )
 from kvrecords.dataset.document import Document, read_document

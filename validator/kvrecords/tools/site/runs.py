@@ -12,7 +12,8 @@ from fractions import Fraction
 from typing import Any, NamedTuple
 
 from kvrecords.checks.context import RecordContext
-from kvrecords.checks.runs import Bounds, comparisons, run_derivations
+from kvrecords.checks.derivations import run_derivations
+from kvrecords.checks.runs import Bounds, comparisons
 from kvrecords.dataset.records import runs
 from kvrecords.kv.metrics import BY_NAME
 from kvrecords.kv.units import format_exact
