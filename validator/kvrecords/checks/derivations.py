@@ -58,6 +58,8 @@ def run_derivations(record: RecordContext) -> list[RunDerivation]:
         ttft = _single(record, run, "ttft_ms")
         if measured(run, "hit_rate") is not None:  # a TTFT served from cache is not a prefill
             ttft = f"run '{run.id}' reuses cached KV (it has a hit_rate)"
+        elif (crowd := _under_load(record, run)) is not None:
+            ttft = crowd
         for rule, field, inputs in (
             (TOKENS_NOT_RECOMPUTED, "tokens_not_recomputed", (hit, context)),
             (BYTES_NOT_RECOMPUTED, "bytes_not_recomputed", (hit, context, _per_token(record))),
@@ -75,6 +77,20 @@ def run_derivations(record: RecordContext) -> list[RunDerivation]:
             numbers = [value for value in inputs if isinstance(value, Fraction)]
             found.append(RunDerivation(rule, run, field, stated, *_derive(field, numbers)))
     return found
+
+
+def _under_load(record: RecordContext, run: Run) -> str | None:
+    """Why a TTFT of ``run`` is not one prompt's prefill time, or None when it may be: with
+    several requests in flight a TTFT holds queueing and prefills shared in a batch, so the
+    context over it is no prefill rate."""
+    concurrency = run.stated.get("concurrency", record.data["methodology"].get("concurrency"))
+    requests = run.stated.get("requests")
+    why = "its TTFT holds queueing and prefills shared in a batch"
+    if concurrency == "unbounded" and requests != 1:
+        return f"run '{run.id}' sends its requests at once (concurrency unbounded): {why}"
+    if isinstance(concurrency, int) and concurrency > 1 and requests != 1:
+        return f"run '{run.id}' has {concurrency} requests in flight: {why}"
+    return None
 
 
 def _derive(field: str, numbers: list[Fraction]) -> tuple[Fraction, str]:

@@ -53,8 +53,10 @@ PREFILL_RATE = Rule(
     "KV404",
     "prefill-rate",
     "A run's derived.prefill_tokens_per_s_from_ttft = its context_tokens / its TTFT in seconds, "
-    "for a run that reuses no cached KV (no hit_rate).",
-    "A derived prefill rate must follow from the stated context and TTFT.",
+    "for a run that reuses no cached KV (no hit_rate) and has one request in flight at a time.",
+    "A derived prefill rate must follow from the stated context and TTFT. Under a concurrency "
+    "above 1 (or unbounded) a TTFT holds queueing and prefills shared in a batch, so context / "
+    "TTFT is no prefill rate: it is not derived, and stating it is KV405.",
     "context_tokens: 150000\nmetrics:\n  - {name: ttft_ms, statistic: single, value: 53200}\n"
     "derived: {prefill_tokens_per_s_from_ttft: 2819.5}",
     "derived: {prefill_tokens_per_s_from_ttft: 3000}\n"
