@@ -445,3 +445,37 @@ def test_explain_never_raises_on_broken_records(tmp_path: Path) -> None:
     assert "fails its schema" in explain_record(root, folder / "bad-schema.yaml")
     assert "models/nope.yaml does not exist" in explain_record(root, folder / "no-model.yaml")
     assert "not a model id" in explain_record(root, folder / "path-model.yaml")
+
+
+@pytest.mark.parametrize(
+    ("published", "engine", "favourable", "likely"),
+    [
+        # a bf16 checkpoint: vLLM serves it as is, and quantizes it in flight to 4 bits at least
+        (("bf16",), "vllm", "nf4", "bf16"),
+        (("bf16",), "sglang", "nf4", "bf16"),
+        (("bf16",), "tensorrt-llm", "int4", "bf16"),
+        # llama.cpp quantizes any checkpoint to any GGUF type; Ollama serves Q4_K_M by default
+        (("bf16",), "ollama", "iq1_s", "Q4_K_M"),
+        # an fp8 checkpoint (DeepSeek-V3) is not requantized: both readings are fp8
+        (("fp8",), "vllm", "fp8", "fp8"),
+        # the main checkpoint first: fp8 likely, the published mxfp4 (4.25 bits) the fewest
+        (("fp8", "mxfp4"), "vllm", "mxfp4", "fp8"),
+        # a bf16 checkpoint in flight (4 bits) goes below a published mxfp4 (4.25 bits)
+        (("bf16", "mxfp4"), "vllm", "nf4", "bf16"),
+        # nothing listed: the fewest bits the engine runs, the model's own dtype as likely
+        (None, "vllm", "iq1_s", "bf16"),
+    ],
+)
+def test_unstated_weights_are_bounded_by_the_published_checkpoints(
+    published: tuple[str, ...] | None, engine: str, favourable: str, likely: str
+) -> None:
+    found = readings(None, "bf16", engine, published)
+    assert (found.favourable.name, found.likely.name) == (favourable, likely)
+    assert found.assumption is not None
+    decided = "published" if published else "lists no published precisions"
+    assert decided in found.assumption
+
+
+def test_a_stated_precision_is_not_moved_by_the_published_ones() -> None:
+    stated = weight_format("fp8")
+    assert readings(stated, "bf16", "vllm", ("bf16",)) == (stated, stated, None)

@@ -159,6 +159,11 @@ def _model_section(record: RecordContext) -> list[str]:
             f"{INDENT}parameters: {total} total, {active} active, stated as "
             f"{parameters.stated_as!r}"
         )
+    published = model.published_precisions
+    lines.append(
+        f"{INDENT}published precisions: "
+        + (", ".join(published) if published else "not listed (unstated weights may be any)")
+    )
     if model.unknown:
         lines.append(f"{INDENT}unknown in the model file: {', '.join(model.unknown)}")
     return lines

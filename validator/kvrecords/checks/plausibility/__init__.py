@@ -28,12 +28,14 @@ dtype, a concurrency and perhaps speculative decoding. From those:
 
 Two readings. Every check is computed twice. On the reading most favourable to the record,
 each input the record leaves open takes its most generous plausible value: the fewest bits per
-weight the engine runs, the smallest KV dtype it offers, the lowest parameter count that rounds
+weight of a checkpoint the model's publisher released as the engine runs it (any the engine runs
+when the model file lists none), the smallest KV dtype it offers, the lowest parameter count that rounds
 to a name, the largest member of a hardware family, the most generous peak, the concurrency
 that helps (one sequence for a fit or a per-sequence rate, every stated sequence for an
 aggregate rate, any number when it is unbounded). A figure beyond that bound is impossible on
 any reading: an error, with or without ``--strict``. On the likely reading the open inputs take
-their likely values (the model's own dtype, the stated KV dtype, all stated sequences at once,
+their likely values (the published checkpoint as the engine serves it by default, the stated
+KV dtype, the stated concurrency at once,
 the least generous family member); a figure beyond only that bound is a warning that names what
 the likely reading assumes. A figure rated low in its hardware file cannot establish an
 impossibility, so a check that rests on one only warns. A check that lacks an input is not run;

@@ -52,8 +52,13 @@ FIT = Rule(
     "fit one 80 GB card. Memory is hardware/<id>.yaml's usable_gib (the nominal size on "
     "unified-memory parts; a family named without its form factor, its largest member). Bits "
     "per weight come from weights_precision (bf16 16, fp8 8, int4 4, nvfp4 4.5, mxfp4 4.25, "
-    "Q4_K_M 4.5...: the fewest the name allows); unstated, the favourable reading takes the "
-    "fewest the engine runs and the likely one the model's own dtype. The favourable reading "
+    "Q4_K_M 4.5...: the fewest the name allows); unstated, the weights are a checkpoint the "
+    "model's publisher released (the model file's published_precisions) as the engine runs "
+    "it: the favourable reading takes the lowest published precision or what the engine makes "
+    "of a 16-bit one by itself (vLLM and SGLang quantize it in flight to 4 bits, llama.cpp to "
+    "any GGUF type), the likely one what the engine serves by default (vLLM a bf16 checkpoint "
+    "in bf16, Ollama Q4_K_M); a model file that lists none leaves the fewest bits the engine "
+    "runs at all. The message names the bound that decided. The favourable reading "
     "counts one sequence (an engine that cannot hold every request queues the rest), the "
     "likely one the run's concurrency, at most its request count; requests sent all at once "
     "(unbounded) or an unstated concurrency give no count that must fit, so it counts one and "
@@ -244,7 +249,7 @@ def _fit_claim(
             f"weights precision {claim['weights_precision']!r} is not in the vocabulary ({SETTINGS.code})",
         )
     engine = record.data["methodology"]["engine"]["name"]
-    claimed = readings(stated, record.model.dtype, engine)
+    claimed = readings(stated, record.model.dtype, engine, record.model.published_precisions)
     assumptions = list(listed(total.assumption, claimed.assumption))
     if claim["weights_precision_stated"]:
         favourable_weights = claimed.favourable
