@@ -140,6 +140,12 @@ class _Figure(NamedTuple):
     def named(self) -> str:
         return f"{self.item.stated['name']} ({self.statistic}) {self.interval.shown}"
 
+    def beside(self, other: _Figure) -> bool:
+        """Whether two figures are of the same part of the run and the same device."""
+        return all(
+            self.item.stated.get(key) == other.item.stated.get(key) for key in ("part", "device")
+        )
+
 
 def _figures(record: RecordContext, run: Run, name: str) -> list[_Figure]:
     found = []
@@ -207,7 +213,7 @@ def _rate_against_tpot(record: RecordContext, run: Run) -> Iterator[Problem]:
     for rate, severity, why in _per_sequence_rates(record, run):
         for tpot in tpots:
             relation = _RATE_TPOT.get((rate.statistic, tpot.statistic))
-            if relation is None:
+            if relation is None or not rate.beside(tpot):
                 continue
             low, high = _reciprocal(tpot.interval)
             working = f"1000 / {tpot.named()} = {_span(low, high)}"
@@ -270,13 +276,13 @@ def _rate_against_latency(record: RecordContext, run: Run) -> Iterator[Problem]:
     ttfts = _figures(record, run, "ttft_ms")
     for rate, severity, why in _per_sequence_rates(record, run):
         statistic = _RATE_E2E.get(rate.statistic)
-        for latency in (f for f in latencies if f.statistic == statistic):
+        for latency in (f for f in latencies if f.statistic == statistic and f.beside(rate)):
             if latency.interval.high is None or latency.interval.high <= 0:
                 continue
             span = latency.interval.high
             working = f"({format_exact(output)} - 1) x 1000 / {latency.named()}"
             # a mean TTFT comes off a mean E2E (the mean of differences); a median's does not
-            ttft = next((f for f in ttfts if f.statistic == statistic), None)
+            ttft = next((f for f in ttfts if f.statistic == statistic and f.beside(rate)), None)
             if (
                 statistic in ("single", "mean")
                 and ttft is not None
@@ -305,7 +311,11 @@ def _cached_tokens(record: RecordContext, run: Run) -> Iterator[Problem]:
         if cached.interval.low is None:
             continue
         for prompt in prompts:
-            if prompt.statistic != cached.statistic or cached.statistic == "not_stated":
+            if (
+                prompt.statistic != cached.statistic
+                or cached.statistic == "not_stated"
+                or not prompt.beside(cached)
+            ):
                 continue
             if prompt.interval.high is not None and cached.interval.low > prompt.interval.high:
                 message = f"{cached.named()} is above {prompt.named()} in run '{run.id}'"

@@ -47,7 +47,8 @@ METRIC = Rule(
     "KV802",
     "metric",
     "Each metric is named from the vocabulary (docs/metrics.md) and given once per statistic in "
-    "a run; a fraction is at most 1, a time at most a year and a rate at most 10^12 per second; "
+    "a run, unless a qualifier tells the figures apart (definition, scope, benchmark, part, "
+    "device); a fraction is at most 1, a time at most a year and a rate at most 10^12 per second; "
     "hit_rate carries its definition, engine-reported KV figures "
     "their scope and quality metrics their benchmark; only byte metrics are written with a unit.",
     "One name per figure is what lets export, the site and a reader compare records; an "
@@ -147,6 +148,21 @@ def _compared_figures(
     if None in ends:
         return
     metric, statistic = comparison["metric"], comparison["statistic"]
+    for end, run in zip(("from", "to"), ends, strict=True):
+        assert run is not None
+        several = [
+            m
+            for m in run.stated.get("metrics", [])
+            if (m["name"], m["statistic"]) == (metric, statistic)
+        ]
+        if len(several) > 1:
+            message = (
+                f"run '{run.id}' gives {len(several)} figures of {metric} ({statistic}), told "
+                "apart by their qualifiers; a comparison cannot say which: compare runs that "
+                "give one"
+            )
+            yield record.problem(RUN_REFERENCES, ("comparisons", index, end), message)
+            return
     given = [measured(run, metric, statistic) is not None for run in ends if run is not None]
     reason = comparison.get("not_recomputed")
     path: JsonPath = ("comparisons", index)
@@ -176,25 +192,16 @@ def _compared_figures(
 def check_metrics(record: RecordContext) -> Iterator[Problem]:
     """KV802: each metric from the vocabulary, once per statistic, with what it needs."""
     for run in runs(record.data):
-        given: set[tuple[str, str, str]] = set()
+        given: set[tuple[str, str, tuple[str, ...]]] = set()
         for index, metric in enumerate(run.stated.get("metrics", [])):
             item = Measured(run, index, metric)
             yield from _check_metric(record, item)
-            known = BY_NAME.get(metric["name"])
-            # what tells two figures of one metric apart: a hit rate's definition, a size's
-            # scope, a score's benchmark, the note of a reading taken at a stated point
-            noted = known is not None and known.needs == "note"
-            qualifier = str(
-                metric.get("definition")
-                or metric.get("scope")
-                or metric.get("benchmark")
-                or (metric.get("note") if noted else None)
-            )
-            key = (metric["name"], metric["statistic"], qualifier)
+            key = (metric["name"], metric["statistic"], qualifier(metric))
             if key in given:
                 message = (
                     f"{metric['name']} ({metric['statistic']}) is given twice in run '{run.id}'; "
-                    "a second figure of the same kind belongs in its own run"
+                    "tell the figures apart with part, device or benchmark, or give the second "
+                    "its own run"
                 )
                 yield record.problem(METRIC, (*item.path, "name"), message)
             given.add(key)
@@ -202,6 +209,19 @@ def check_metrics(record: RecordContext) -> Iterator[Problem]:
         if comparison["metric"] not in BY_NAME:
             path: JsonPath = ("comparisons", index, "metric")
             yield record.problem(METRIC, path, _unknown(comparison["metric"]))
+
+
+def qualifier(metric: dict[str, Any]) -> tuple[str, ...]:
+    """What tells two figures of one metric and statistic in one run apart: a hit rate's
+    definition, a size's scope, a score's benchmark, the part of the run or the device it
+    covers, the note of a reading taken at a stated point."""
+    known = BY_NAME.get(metric["name"])
+    noted = known is not None and known.needs == "note"
+    return tuple(
+        str(metric.get(key))
+        for key in ("definition", "scope", "benchmark", "part", "device")
+        + (("note",) if noted else ())
+    )
 
 
 def _unknown(name: str) -> str:

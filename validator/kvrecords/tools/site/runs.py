@@ -169,6 +169,10 @@ def _qualifiers(metric: Mapping[str, Any]) -> str:
         parts.append(metric["scope"].replace("_", " "))
     if metric.get("benchmark"):
         parts.append(f"on {metric['benchmark']}")
+    if metric.get("part"):
+        parts.append(f"part: {metric['part']}")
+    if metric.get("device"):
+        parts.append(f"device: {metric['device']}")
     if metric.get("baseline_value") is not None:
         parts.append(f"without the technique {measured(metric['baseline_value'])}")
     spread = metric.get("spread")
