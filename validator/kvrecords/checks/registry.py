@@ -19,6 +19,7 @@ from kvrecords.checks import (
     hardware,
     measurements,
     models,
+    named_models,
     plausibility,
     prose,
     quotes,
@@ -48,6 +49,7 @@ FAMILIES: tuple[ModuleType, ...] = (
     quotes,
     statistics,
     run_figures,
+    named_models,
     prose,
     models,
     hardware,
@@ -83,6 +85,7 @@ RECORD_CHECKS = (
     quotes.check_quotes,
     statistics.check_statistic_order,
     run_figures.check_run_figures,
+    named_models.check_named_models,
     prose.check_prose,
 )
 

@@ -124,6 +124,16 @@ class IdClaims:
             if entry.endswith(YAML_SUFFIXES) and not (folder / entry).is_dir()
         )
 
+    def model_ids(self) -> frozenset[str]:
+        """The ids of the model files, from the one listing of models/ the claims keep."""
+        return frozenset(
+            entry.removesuffix(suffix)
+            for entries in self._entries(self.root / MODELS_DIR).values()
+            for entry in entries
+            for suffix in YAML_SUFFIXES
+            if entry.endswith(suffix) and ID_PATTERN.fullmatch(entry.removesuffix(suffix))
+        )
+
     def _entries(self, folder: Path) -> dict[str, list[str]]:
         """The folder's entry names by their case-folded form, listed once."""
         if folder not in self._listings:

@@ -38,6 +38,7 @@ from kvrecords.dataset.layout import (
     MODELS_DIR,
     SCHEMA_DIR,
     DatasetFile,
+    IdClaims,
     classify,
     model_file,
 )
@@ -138,7 +139,8 @@ def _record_context(root: Path, document: Document) -> RecordContext | str:
     if state.model is None or any(p.severity == "error" for p in state.problems):
         lines = [f"{display} has problems; nothing is derived:", *_problem_lines(state.problems)]
         return "\n".join(lines)
-    return RecordContext(document, state.model, display.removesuffix(".yaml"))
+    model_ids = IdClaims(root).model_ids()
+    return RecordContext(document, state.model, display.removesuffix(".yaml"), model_ids)
 
 
 # ---- inputs ---------------------------------------------------------------------------------
