@@ -2,7 +2,7 @@
 
 Each expected figure is a printed one, quoted from the public source named beside it, or a
 hand computation in the comment from the model's published shape; none is the code's output
-pasted back. The rows are in /work/briefs/calibration-trt.md.
+pasted back. The rows are on docs/calibration.md (the TensorRT-LLM section).
 """
 
 from __future__ import annotations
@@ -11,9 +11,16 @@ import pytest
 
 from conftest import REPO, run_cli
 from kvrecords.dataset.models import load_model_file
-from kvrecords.kv.engines import ENGINES, NotCovered, UnknownValue, engine_report, tensorrt_llm
-from kvrecords.kv.engines.tensorrt_llm import TensorRtLlmOptions, report
-from kvrecords.kv.geometry import Model
+from kvrecords.kv.engines import (
+    ENGINES,
+    EngineError,
+    NotCovered,
+    UnknownValue,
+    engine_report,
+    tensorrt_llm,
+)
+from kvrecords.kv.engines.tensorrt_llm import TensorRtLlmOptions, primary_blocks, report
+from kvrecords.kv.geometry import Attention, Model
 from kvrecords.tools.engine_logs import read_log
 
 
@@ -64,6 +71,81 @@ def test_fp8_cache_holds_one_byte_per_value() -> None:
         "Number of tokens per block: 32.",
         "[MemUsageChange] Allocated 16.05 GiB for max tokens in paged KV cache (263008).",
     )
+
+
+def test_a_llama_2_7b_fp8_log_in_the_memory_page() -> None:
+    # NVIDIA/TensorRT-LLM docs/source/reference/memory.md @ 7ff53023, FAQ "How to debug the
+    # memory usage of TensorRT-LLM?" (model and version not named; H100, "total: 79.10 GiB"):
+    # "Number of blocks in KV cache primary pool: 4060" / "Number of tokens per block: 64." /
+    # "[MemUsageChange] Allocated 63.44 GiB for max tokens in paged KV cache (259840)."
+    # 4,060 x 64 = 259,840 tokens. Llama-2-7B in fp8: 32 layers x 2 x 32 KV heads x 128 x 1 B =
+    # 262,144 B/token (2^18); 259,840 x 2^18 = 68,115,496,960 B = 259,840 / 4,096 GiB =
+    # 63.4375 GiB, printed 63.44. The same log's "GPU 6678 (MiB)" after loading the engine fits
+    # Llama-2-7B's weights in 8 bits (docs/calibration.md).
+    options = TensorRtLlmOptions(kv_cache_dtype="fp8", tokens_per_block=64, version="0.12.0")
+    result = report(model("llama-2-7b"), 259_840, options)
+    assert result.engine_kv_bytes == 68_115_496_960
+    assert result.printed == (
+        "Number of tokens per block: 64.",
+        "[MemUsageChange] Allocated 63.44 GiB for max tokens in paged KV cache (259840).",
+    )
+
+
+def test_the_0_12_trtllm_bench_log_is_a_gpt_j_6b_pool() -> None:
+    # The trtllm-bench log of NVIDIA/TensorRT-LLM benchmarks/Suite.md (July 2024; replaced by a
+    # 0.12.0 run in later versions), summary "Model: meta-llama/Llama-2-7b-hf", "TensorRT-LLM
+    # Version: 0.12.0.dev2024073000", "KV Cache Dtype: FP8": "Number of blocks in KV cache
+    # primary pool: 4607" / "Number of tokens per block: 64." / "[MemUsageChange] Allocated
+    # 62.99 GiB for max tokens in paged KV cache (294848)." 4,607 x 64 = 294,848 tokens.
+    # kvCacheManager.cpp sizes the blocks and prints the bytes from the same per-token figure
+    # (layers x 2 x KV heads x head size x dtype bytes), and 62.99 GiB / 294,848 is 229,376 B:
+    # GPT-J-6B's shape in fp8 (28 layers x 2 x 16 heads x 256 x 1 B), whose 8-bit weights fit
+    # the log's "GPU 6166 (MiB)" (docs/calibration.md). 294,848 x 229,376 = 294,848 x 7 x 2^15
+    # = 67,631,054,848 B = 2,063,936 / 32,768 GiB = 62.986 GiB, printed 62.99.
+    gpt_j_6b = Model("gpt-j-6b-shape", "28 x 16 x 256", 28, (Attention(28, 16, 256),))
+    options = TensorRtLlmOptions(kv_cache_dtype="fp8", version="0.12.0.dev2024073000")
+    result = report(gpt_j_6b, 294_848, options)
+    assert result.engine_kv_bytes == 67_631_054_848
+    assert result.printed == (
+        "Number of tokens per block: 64.",
+        "[MemUsageChange] Allocated 62.99 GiB for max tokens in paged KV cache (294848).",
+    )
+    assert result.parts[0].how.startswith("4,607 blocks x 28 layers x 2 (K, V) x 16 heads")
+    # Llama-2-7B, which the summary names, would print 71.98: 294,848 x 2^18 B = 294,848 /
+    # 4,096 GiB = 71.984 GiB.
+    llama = report(model("llama-2-7b"), 294_848, options)
+    assert llama.printed[1] == (
+        "[MemUsageChange] Allocated 71.98 GiB for max tokens in paged KV cache (294848)."
+    )
+
+
+def test_0_12_blocks_come_from_the_free_memory_and_the_bytes_per_token() -> None:
+    # kvCacheManager.cpp, 0.12 form of KVCacheManager::calculateMaxNumBlocks: max tokens =
+    # (SizeType32) (fraction x available / bytes per token), then ceilDiv by 64 tokens per block.
+    # The Suite.md log above prints "available: 63.62 GiB" with "KV Memory Percentage: 99.0%"
+    # and 4,607 blocks; 63.62 stands for 63.615 to 63.625 GiB = 68,306,086,133 to
+    # 68,316,823,552 B. GPT-J-6B in fp8 (229,376 B/token): 68,306,086,133 x 0.99 / 229,376 =
+    # 294,812.99 tokens -> 4,606.45 -> 4,607 blocks; at 63.62 GiB (68,311,454,842 B) 294,836.2
+    # -> 4,607; at the top, 294,859.3 -> 4,607.18 -> 4,608. Llama-2-7B in fp8 (262,144 B/token)
+    # at 63.62 GiB: 257,981.6 tokens -> 4,030.96 -> 4,031, not the 4,607 printed.
+    gpt_j_6b = Model("gpt-j-6b-shape", "28 x 16 x 256", 28, (Attention(28, 16, 256),))
+    options = TensorRtLlmOptions(kv_cache_dtype="fp8", version="0.12.0.dev2024073000")
+    assert primary_blocks(gpt_j_6b, 68_306_086_133, options, 0.99) == 4_607
+    assert primary_blocks(gpt_j_6b, 68_311_454_842, options, 0.99) == 4_607
+    assert primary_blocks(gpt_j_6b, 68_316_823_552, options, 0.99) == 4_608
+    llama = model("llama-2-7b")
+    assert primary_blocks(llama, 68_311_454_842, options, 0.99) == 4_031
+    # The memory page's log: "available: 70.48 GiB", the default fraction 0.9 (a C++ float,
+    # 0.8999999761581421), 4,060 blocks. 70.475 to 70.485 GiB = 75,671,955,046 to
+    # 75,682,692,464 B; x 0.9 / 262,144 = 259,799.0 to 259,835.9 tokens -> 4,059.4 to 4,059.9
+    # -> 4,060 blocks over the whole interval.
+    faq = TensorRtLlmOptions(kv_cache_dtype="fp8", tokens_per_block=64, version="0.12.0")
+    for free in (75_671_955_046, 75_682_692_464):
+        assert primary_blocks(llama, free, faq) == 4_060
+    with pytest.raises(NotCovered, match=r"from 1\.0"):
+        primary_blocks(llama, 1 << 30, TensorRtLlmOptions())
+    with pytest.raises(EngineError, match="fraction"):
+        primary_blocks(llama, 1 << 30, options, 1.0)
 
 
 def test_sliding_window_layers_keep_the_whole_pool() -> None:

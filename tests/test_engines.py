@@ -592,7 +592,6 @@ def test_cli_engine_choices_match_the_library() -> None:
     assert choices.ENGINES == ENGINES
     assert choices.LLAMACPP_CACHE_TYPES == llamacpp.CACHE_TYPE_NAMES
     assert choices.LLAMACPP_VERSIONS == llamacpp.VERSIONS
-    assert choices.VLLM_KV_CACHE_DTYPES == vllm.KV_CACHE_DTYPES
     assert choices.SGLANG_KV_CACHE_DTYPES == sglang.KV_CACHE_DTYPES
 
 

@@ -5,9 +5,11 @@ kv and new both take."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import click
+
+from kvrecords.kv.engine_names import TENSORRT_LLM_KV_CACHE_DTYPES, VLLM_KV_CACHE_DTYPES
 
 _Command = TypeVar("_Command", bound=Callable[..., object])
 
@@ -47,23 +49,6 @@ LLAMACPP_VERSIONS = (
     "2026-05-rs-seq",
     "2026-10-p-row",
 )
-VLLM_KV_CACHE_DTYPES = (
-    "auto",
-    "bfloat16",
-    "float16",
-    "fp8",
-    "fp8_e4m3",
-    "fp8_e5m2",
-    "fp8_inc",
-    "fp8_ds_mla",
-    "int8_per_token_head",
-    "fp8_per_token_head",
-    "nvfp4",
-    "turboquant_k8v4",
-    "turboquant_4bit_nc",
-    "turboquant_k3v4_nc",
-    "turboquant_3bit_nc",
-)
 SGLANG_KV_CACHE_DTYPES = (
     "auto",
     "fp8_e5m2",
@@ -75,7 +60,6 @@ SGLANG_KV_CACHE_DTYPES = (
     "nvfp4",
     "fp4_mx_block16",
 )
-TENSORRT_LLM_KV_CACHE_DTYPES = ("auto", "float16", "bfloat16", "fp8", "int8", "nvfp4")
 KV_CACHE_DTYPES = tuple(
     dict.fromkeys(VLLM_KV_CACHE_DTYPES + SGLANG_KV_CACHE_DTYPES + TENSORRT_LLM_KV_CACHE_DTYPES)
 )
@@ -133,4 +117,15 @@ def layers_option(help: str) -> Callable[[_Command], _Command]:
         show_default=True,
         type=click.Choice(LAYER_BASES),
         help=help,
+    )
+
+
+def whole_number_option(*names: str, help: str, **settings: Any) -> Callable[[_Command], _Command]:
+    """An option taking a whole number from 1 up (a count, a context, a size); a default is shown."""
+    return click.option(
+        *names,
+        type=click.IntRange(min=1),
+        show_default="default" in settings,
+        help=help,
+        **settings,
     )

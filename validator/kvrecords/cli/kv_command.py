@@ -16,13 +16,12 @@ from kvrecords.cli.choices import (
     LLAMACPP_CACHE_TYPES,
     LLAMACPP_VERSIONS,
     SGLANG_KV_CACHE_DTYPES,
-    TENSORRT_LLM_KV_CACHE_DTYPES,
-    VLLM_KV_CACHE_DTYPES,
     dtype_option,
     format_option,
     layers_option,
 )
 from kvrecords.cli.common import dataset_root, fail, inside_dataset
+from kvrecords.kv.engine_names import TENSORRT_LLM_KV_CACHE_DTYPES, VLLM_KV_CACHE_DTYPES
 
 
 @click.command()

@@ -8,44 +8,29 @@ from fractions import Fraction
 
 import click
 
-from kvrecords.cli.choices import format_option
+from kvrecords.cli.choices import format_option, whole_number_option
 from kvrecords.cli.common import clean_root, fail
 
 
 @click.command()
 @click.argument("model")
 @click.option("--hardware", "hardware_id", required=True, help="Accelerator id from hardware/.")
-@click.option(
-    "--count",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Accelerators of that kind on one node (at most 8).",
+@whole_number_option(
+    "--count", default=1, help="Accelerators of that kind on one node (at most 8)."
 )
-@click.option(
-    "--context",
-    "context_tokens",
-    type=click.IntRange(min=1),
-    required=True,
-    help="Tokens per request (vLLM's max_model_len).",
+@whole_number_option(
+    "--context", "context_tokens", required=True, help="Tokens per request (vLLM's max_model_len)."
 )
-@click.option(
-    "--users",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Requests of --context tokens served at once.",
-)
+@whole_number_option("--users", default=1, help="Requests of --context tokens served at once.")
 @click.option(
     "--engine",
     default="vllm",
     show_default=True,
     help="ENGINE or ENGINE@VERSION (the engine layer covers vLLM).",
 )
-@click.option(
+@whole_number_option(
     "--tp",
     "tensor_parallel",
-    type=click.IntRange(min=1),
     help="Tensor-parallel size (default: every accelerator in one group).",
 )
 @click.option(

@@ -23,6 +23,12 @@ from kvrecords.kv.geometry import (
 )
 from kvrecords.kv.units import exact
 
+_STATE_GROUPS: dict[str, type[GatedDeltaNet] | type[Mamba1] | type[Mamba2]] = {
+    "linear_attention": GatedDeltaNet,
+    "mamba1": Mamba1,
+    "mamba2": Mamba2,
+}
+
 
 def leaf_from_data(data: dict[str, Any], layers: int) -> LeafGroup:
     """One leaf group from its (schema-valid) mapping."""
@@ -43,26 +49,10 @@ def leaf_from_data(data: dict[str, Any], layers: int) -> LeafGroup:
             data["qk_rope_head_dim"],
             indexer=indexer_from_data(data.get("indexer")),
         )
-    if kind == "linear_attention":
-        return GatedDeltaNet(
-            layers,
-            data["conv_kernel"],
-            data["key_heads"],
-            data["value_heads"],
-            data["key_head_dim"],
-            data["value_head_dim"],
-        )
-    if kind == "mamba1":
-        return Mamba1(layers, data["d_inner"], data["d_state"], data["conv_kernel"])
-    if kind == "mamba2":
-        return Mamba2(
-            layers,
-            data["num_heads"],
-            data["head_dim"],
-            data["n_groups"],
-            data["d_state"],
-            data["conv_kernel"],
-        )
+    if kind in _STATE_GROUPS:
+        group = _STATE_GROUPS[kind]
+        # a state group's fields after `layers` (and before `window`) are the schema's keys
+        return group(layers, *(data[field] for field in group._fields[1:-1]))
     if kind == "shared":
         return SharedCache(layers, data["shares_from"])
     if kind == "none":

@@ -242,10 +242,11 @@ def _trtllm_window(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
     return "Max KV cache blocks per sequence", tuple(fields)
 
 
-_FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
+# Each line the reader knows: the engine, the pattern (compiled once below) and what it gives.
+_FIGURE_LINES: tuple[tuple[str, str, _Builder], ...] = (
     (
         "llamacpp",
-        re.compile(
+        (
             rf"(?P<fn>{_NAME}): size = {{0,8}}(?P<size>{_NUM}) MiB \( {{0,12}}(?P<cells>{_INT})"
             rf" cells, {{0,6}}(?P<layers>{_INT}) layers, {{0,6}}(?P<seqs>{_INT})(?:/(?P<streams>{_INT}))?"
             rf" seqs(?: {{1,6}}(?P<rs_seq>{_INT}) rs_seq)?\), (?P<a>[KR]) \((?P<ta>{_NAME})\):"
@@ -256,7 +257,7 @@ _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
     ),
     (
         "llamacpp",
-        re.compile(
+        (
             rf"(?P<fn>{_NAME}): KV self size {{0,4}}= {{0,8}}(?P<size>{_NUM}) MiB,"
             rf" K \((?P<tk>{_NAME})\): {{0,8}}(?P<mk>{_NUM}) MiB,"
             rf" V \((?P<tv>{_NAME})\): {{0,8}}(?P<mv>{_NUM}) MiB"
@@ -265,7 +266,7 @@ _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
     ),
     (
         "llamacpp",
-        re.compile(
+        (
             rf"(?P<fn>{_NAME}): kv_size = (?P<cells>{_INT}),(?: offload = {_INT},)?"
             rf" type_k = '(?P<tk>{_NAME})', type_v = '(?P<tv>{_NAME})', n_layer = (?P<layers>{_INT})"
             rf"(?:, can_shift = {_INT})?(?:, padding = (?P<pad>{_INT}))?"
@@ -274,7 +275,7 @@ _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
     ),
     (
         "llamacpp",
-        re.compile(
+        (
             rf"(?P<fn>{_NAME}): creating {{1,8}}(?P<which>non-SWA|SWA) KV cache,"
             rf" size = (?P<cells>{_INT}) cells"
         ),
@@ -282,7 +283,7 @@ _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
     ),
     (
         "llamacpp",
-        re.compile(
+        (
             rf"(?P<fn>{_NAME}): {{0,12}}(?P<buf>[A-Za-z0-9_]{{1,40}}) (?P<kind>KV|RS) buffer size"
             rf" = {{0,8}}(?P<size>{_NUM}) MiB"
         ),
@@ -290,7 +291,7 @@ _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
     ),
     (  # 0.28.0 on: one line (kv_cache_utils.py update_kv_cache_capacity)
         "vllm",
-        re.compile(
+        (
             rf"{_VLLM_POOL} KV cache size: (?P<tokens>{_VLLM_COUNT}) tokens, Maximum concurrency"
             rf" for (?P<len>{_VLLM_COUNT}) tokens per request: (?P<x>{_NUM})x"
         ),
@@ -298,27 +299,23 @@ _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
     ),
     (
         "vllm",
-        re.compile(rf"{_VLLM_POOL} KV cache size: (?P<tokens>{_VLLM_COUNT}) tokens"),
+        rf"{_VLLM_POOL} KV cache size: (?P<tokens>{_VLLM_COUNT}) tokens",
         _vllm_tokens,
     ),
     (
         "vllm",
-        re.compile(
-            rf"Maximum concurrency for (?P<len>{_VLLM_COUNT}) tokens per request: (?P<x>{_NUM})x"
-        ),
+        (rf"Maximum concurrency for (?P<len>{_VLLM_COUNT}) tokens per request: (?P<x>{_NUM})x"),
         _vllm_concurrency,
     ),
     (  # V0 executor_base.py: "# %s blocks: %d, # CPU blocks: %d" with the device name
         "vllm",
-        re.compile(
-            rf"# (?:GPU|[A-Za-z]{{2,8}}) blocks: (?P<gpu>{_INT})(?:, # CPU blocks: (?P<cpu>{_INT}))?"
-        ),
+        (rf"# (?:GPU|[A-Za-z]{{2,8}}) blocks: (?P<gpu>{_INT})(?:, # CPU blocks: (?P<cpu>{_INT}))?"),
         _vllm_blocks,
     ),
-    ("vllm", re.compile(rf"Available KV cache memory: (?P<gib>{_NUM}) GiB"), _vllm_available),
+    ("vllm", rf"Available KV cache memory: (?P<gib>{_NUM}) GiB", _vllm_available),
     (
         "vllm",
-        re.compile(
+        (
             rf"\((?P<need>{_NUM}) GiB KV cache is needed, which is larger than the available"
             rf" KV cache memory \((?P<avail>{_NUM}) GiB\)"
         ),
@@ -326,22 +323,22 @@ _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
     ),
     (
         "vllm",
-        re.compile(rf"the estimated maximum model length is (?P<len>{_INT})"),
+        rf"the estimated maximum model length is (?P<len>{_INT})",
         _vllm_estimate,
     ),
     (
         "vllm",
-        re.compile(rf"Setting attention block size to (?P<size>{_INT}) tokens"),
+        rf"Setting attention block size to (?P<size>{_INT}) tokens",
         _vllm_block_size,
     ),
     (
         "vllm",
-        re.compile(rf"Padding mamba page size by (?P<pct>{_NUM})%"),
+        rf"Padding mamba page size by (?P<pct>{_NUM})%",
         _vllm_mamba_pad,
     ),
     (
         "sglang",
-        re.compile(
+        (
             rf"(?:(?P<label>Full|SWA) )?KV Cache (?:is allocated|VA upper bound)\.(?: dtype: (?P<dtype>[A-Za-z0-9_.]{{1,40}}),)?"
             rf"(?: #tokens: (?P<tokens>{_INT}),)?"
             rf"(?: KV size: (?P<kv>{_NUM}) GB| K size: (?P<k>{_NUM}) GB, V size: (?P<v>{_NUM}) GB)"
@@ -350,25 +347,23 @@ _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
     ),
     (
         "tensorrt-llm",
-        re.compile(
-            rf"Allocated (?P<gib>{_NUM}) GiB for max tokens in paged KV cache \((?P<tokens>{_INT})\)"
-        ),
+        (rf"Allocated (?P<gib>{_NUM}) GiB for max tokens in paged KV cache \((?P<tokens>{_INT})\)"),
         _trtllm_pool,
     ),
-    ("tensorrt-llm", re.compile(rf"Number of tokens per block: (?P<n>{_INT})"), _trtllm_block),
+    ("tensorrt-llm", rf"Number of tokens per block: (?P<n>{_INT})", _trtllm_block),
     (
         "tensorrt-llm",
-        re.compile(rf"Number of blocks in KV cache primary pool: (?P<n>{_INT})"),
+        rf"Number of blocks in KV cache primary pool: (?P<n>{_INT})",
         _trtllm_blocks,
     ),
     (
         "tensorrt-llm",
-        re.compile(rf"Max KV cache pages per sequence: (?P<n>{_INT})"),
+        rf"Max KV cache pages per sequence: (?P<n>{_INT})",
         _trtllm_pages,
     ),
     (
         "tensorrt-llm",
-        re.compile(
+        (
             rf"Max KV cache blocks per sequence: (?P<n>{_INT}) \[window size=(?P<window>{_INT})\],"
             rf" tokens per block=(?P<tpb>{_INT}), primary blocks=(?P<primary>{_INT}),"
             rf" secondary blocks=(?P<secondary>{_INT})(?:, max sequence length=(?P<seq>{_INT}))?"
@@ -376,6 +371,7 @@ _FIGURES: tuple[tuple[str, re.Pattern[str], _Builder], ...] = (
         _trtllm_window,
     ),
 )
+_FIGURES = tuple((engine, re.compile(pattern), build) for engine, pattern, build in _FIGURE_LINES)
 
 _SETTINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (

@@ -745,7 +745,7 @@ class _Builder:
         in_flow: bool,
     ) -> Any:
         """The mapping's keys in schema order (unknown keys after, in text order)."""
-        from ruamel.yaml.comments import CommentedMap, CommentedSeq
+        from ruamel.yaml.comments import CommentedMap
 
         schemas = self.view.applicable(schema, data)
         order = self.view.key_order(schemas)
@@ -756,23 +756,19 @@ class _Builder:
             key=lambda i: (0, order[pairs[i][1]], i) if pairs[i][1] in order else (1, 0, i),
         )
         mapping = CommentedMap()
-        flow = in_flow or node.fa.flow_style()
-        if node.fa.flow_style():
-            mapping.fa.set_flow_style()
+        flow = _keep_flow_style(node, mapping, in_flow)
         for index in ranked:
             node_key, key = pairs[index]
-            child_path = (*path, key)
-            child_schema = self.view.child(schemas, key)
-            value = node[node_key]
-            if isinstance(value, (CommentedMap, CommentedSeq)):
-                mapping[node_key] = self.build(
-                    value, data[key], child_path, child_schema, column + 2, in_flow=flow
-                )
-            else:
-                line_start = column + len(str(node_key)) + 2
-                mapping[node_key] = self.scalar(
-                    value, data[key], child_path, column + 2, line_start, in_flow=flow
-                )
+            line_start = column + len(str(node_key)) + 2
+            mapping[node_key] = self._child(
+                node[node_key],
+                data[key],
+                (*path, key),
+                self.view.child(schemas, key),
+                column + 2,
+                line_start,
+                flow,
+            )
         return mapping
 
     def _sequence(
@@ -785,22 +781,33 @@ class _Builder:
         *,
         in_flow: bool,
     ) -> Any:
+        from ruamel.yaml.comments import CommentedSeq
+
+        item_schema = self.view.child(self.view.applicable(schema, data), None)
+        sequence = CommentedSeq()
+        flow = _keep_flow_style(node, sequence, in_flow)
+        for index, (value, item) in enumerate(zip(node, data, strict=True)):
+            sequence.append(
+                self._child(value, item, (*path, index), item_schema, column + 2, column + 2, flow)
+            )
+        return sequence
+
+    def _child(
+        self,
+        node: Any,
+        data: Any,
+        path: JsonPath,
+        schema: Any,
+        column: int,
+        line_start: int,
+        in_flow: bool,
+    ) -> Any:
+        """A value inside a mapping or sequence: a collection built, or a scalar styled."""
         from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-        schemas = self.view.applicable(schema, data)
-        item_schema = self.view.child(schemas, None)
-        sequence = CommentedSeq()
-        flow = in_flow or node.fa.flow_style()
-        if node.fa.flow_style():
-            sequence.fa.set_flow_style()
-        for index, (value, item) in enumerate(zip(node, data, strict=True)):
-            item_path = (*path, index)
-            if isinstance(value, (CommentedMap, CommentedSeq)):
-                built = self.build(value, item, item_path, item_schema, column + 2, in_flow=flow)
-            else:
-                built = self.scalar(value, item, item_path, column + 2, column + 2, in_flow=flow)
-            sequence.append(built)
-        return sequence
+        if isinstance(node, (CommentedMap, CommentedSeq)):
+            return self.build(node, data, path, schema, column, in_flow=in_flow)
+        return self.scalar(node, data, path, column, line_start, in_flow=in_flow)
 
     def scalar(
         self,
@@ -984,3 +991,10 @@ def _is_number(data: Any, path: JsonPath) -> bool:
     for part in path:
         data = data[part]
     return isinstance(data, (int, float)) and not isinstance(data, bool)
+
+
+def _keep_flow_style(node: Any, fresh: Any, in_flow: bool) -> bool:
+    """A collection written in flow style ({a: 1}, [1, 2]) stays so, and so do its children."""
+    if node.fa.flow_style():
+        fresh.fa.set_flow_style()
+    return in_flow or bool(node.fa.flow_style())

@@ -144,7 +144,7 @@ def plan(
     except PlanRefused as refused:
         engine = {"refused": str(refused)}
         unknown.append(f"engine: {refused}")
-    evidence = _evidence(question, model, hardware, rows, model_of)
+    evidence = _evidence(question, model, rows, model_of)
     return Answer(question, arithmetic, engine, evidence, assumptions, unknown)
 
 
@@ -372,7 +372,6 @@ def _longest_context(model: Model, options: Any, pool: int, users: int, ceiling:
 def _evidence(
     question: Question,
     model: Model,
-    hardware: Hardware,
     rows: list[dict[str, Any]],
     model_of: Callable[[str], Model | None],
 ) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import typing
 
+from kvrecords.kv.engine_names import TENSORRT_LLM_KV_CACHE_DTYPES, VLLM_KV_CACHE_DTYPES
 from kvrecords.kv.engines import llamacpp, sglang, tensorrt_llm, vllm
 from kvrecords.kv.engines.result import (
     CACHES,
@@ -50,11 +51,11 @@ _CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
         "version": llamacpp.VERSIONS,
     },
     "vllm": {
-        "kv_cache_dtype": vllm.KV_CACHE_DTYPES,
+        "kv_cache_dtype": VLLM_KV_CACHE_DTYPES,
         "mamba_ssm_cache_dtype": vllm.MAMBA_SSM_DTYPES,
     },
     "sglang": {"kv_cache_dtype": sglang.KV_CACHE_DTYPES},
-    "tensorrt-llm": {"kv_cache_dtype": tensorrt_llm.KV_CACHE_DTYPES},
+    "tensorrt-llm": {"kv_cache_dtype": TENSORRT_LLM_KV_CACHE_DTYPES},
 }
 
 __all__ = [

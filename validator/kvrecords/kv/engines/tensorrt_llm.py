@@ -35,6 +35,17 @@ were read as text, not from a checkout):
   decoding gets its own manager, which prints its own pair of lines.
 - ``kvCacheManager.cpp``, ``BaseKVCacheManager::calculateFreeMemBytes``: the share of free
   memory is ``KvCacheConfig::kDefaultGpuMemFraction`` (0.9) unless set; ``max_tokens`` caps it.
+- The 0.12 form (stored mid-2024 versions of ``kvCacheManager.cpp`` and ``kvCacheManager.h``,
+  before the per-window manager): ``KVCacheManager::calculateMaxNumBlocks`` takes max tokens =
+  fraction x (free memory + memory-pool free) / (``calculateCacheSizePerToken`` x
+  ``BufferDataType(dtype).getSize()``), truncated, then ``ceilDiv(max tokens, tokens per
+  block)`` primary blocks (``primary_blocks``); ``calculateCacheSizePerToken`` is ``getSumLocalKvHeads`` (KV heads
+  summed over the rank's attention layers) x 2 x ``getSizePerHead``; ``BlockManager::
+  allocatePools`` makes ``{blocks, layers, 2, kvHeads x sizePerHead x tokensPerBlock}`` tensors
+  and ``KVCacheManager::allocatePools`` prints their volume x the same element size. fp8 has no
+  case of its own (one byte). The block count and the printed bytes share one per-token
+  figure, so a log whose figures imply another per-token size than the model's comes from
+  another shape (docs/calibration.md: the 0.12 trtllm-bench log is a GPT-J-6B pool).
 - ``tensorrt_llm/llmapi/llm_args.py``, ``KvCacheConfig.tokens_per_block``: default 32 (1.x).
   ``PluginConfig._tokens_per_block`` (engine builds) is 64 in an older stored version and 32 in
   later ones; logs date the change (``TOKENS_PER_BLOCK_DEFAULTS``).
@@ -60,8 +71,10 @@ cache manager with head_dim=0`` then ``Allocated 0.00 GiB ... (3958272)`` in a 1
 from __future__ import annotations
 
 import re
+import struct
 from typing import NamedTuple
 
+from kvrecords.kv.engine_names import TENSORRT_LLM_KV_CACHE_DTYPES as KV_CACHE_DTYPES
 from kvrecords.kv.engines.result import (
     EngineError,
     EngineReport,
@@ -77,7 +90,6 @@ from kvrecords.kv.engines.result import (
 from kvrecords.kv.geometry import Attention, Model, MultiHeadLatent, indexer_of
 
 ENGINE = "tensorrt-llm"
-KV_CACHE_DTYPES = ("auto", "float16", "bfloat16", "fp8", "int8", "nvfp4")
 
 # Releases whose accounting this model follows: the earliest is the oldest release a
 # calibrating log names (0.12.0.dev2024073000); the newest is the newest stable release on PyPI
@@ -85,6 +97,7 @@ KV_CACHE_DTYPES = ("auto", "float16", "bfloat16", "fp8", "int8", "nvfp4")
 COVERED = ((0, 12), (1, 2))  # (major, minor), both ends included
 LATEST = "1.2.1"
 PYTORCH_DEFAULT = (1, 0, 0)  # from 1.0 the LLM API and trtllm-serve run the PyTorch backend
+DEFAULT_FREE_FRACTION = 0.9  # KvCacheConfig::kDefaultGpuMemFraction
 # Tokens per block when not set, from the first release with that default. 0.x engine builds
 # printed 64 in the logs of 0.12.0.dev (July 2024) and of a February 2025 build; issue #4275's
 # 0.19.0 engine, built without --tokens_per_block, prints 32; 1.x's KvCacheConfig defaults to 32.
@@ -120,17 +133,34 @@ def parse_version(text: str) -> tuple[int, int, int]:
     return version
 
 
-def report(model: Model, context_tokens: int, options: TensorRtLlmOptions) -> EngineReport:
-    """The primary KV pool of ``context_tokens`` tokens (rounded up to whole blocks)."""
-    version = _checked_version(context_tokens, options)
-    pytorch_default = version >= PYTORCH_DEFAULT
+class _Pool(NamedTuple):
+    """What sizes the pool: the release, tokens per block, bytes per value, cached groups."""
+
+    version: tuple[int, int, int]
+    tokens_per_block: int
+    element_bytes: int
+    groups: list[Attention | MultiHeadLatent]
+
+
+def _pool(model: Model, options: TensorRtLlmOptions, notes: list[str]) -> _Pool:
+    version = _checked_version(options)
     default_block = next(
         size for start, size in reversed(TOKENS_PER_BLOCK_DEFAULTS) if version >= start
     )
-    tokens_per_block = options.tokens_per_block or default_block
+    return _Pool(
+        version,
+        options.tokens_per_block or default_block,
+        _element_bytes(model, options.kv_cache_dtype, notes),
+        _groups(model, version >= PYTORCH_DEFAULT),
+    )
+
+
+def report(model: Model, context_tokens: int, options: TensorRtLlmOptions) -> EngineReport:
+    """The primary KV pool of ``context_tokens`` tokens (rounded up to whole blocks)."""
+    if context_tokens < 1:
+        raise EngineError("the pool must be at least 1 token")
     notes: list[str] = []
-    element_bytes = _element_bytes(model, options.kv_cache_dtype, notes)
-    groups = _groups(model, pytorch_default)
+    version, tokens_per_block, element_bytes, groups = _pool(model, options, notes)
     blocks = cdiv(context_tokens, tokens_per_block)
     pool_tokens = blocks * tokens_per_block
     parts = tuple(
@@ -185,12 +215,39 @@ def report(model: Model, context_tokens: int, options: TensorRtLlmOptions) -> En
     )
 
 
-def _checked_version(context_tokens: int, options: TensorRtLlmOptions) -> tuple[int, int, int]:
+def primary_blocks(
+    model: Model,
+    free_bytes: int,
+    options: TensorRtLlmOptions,
+    fraction: float = DEFAULT_FREE_FRACTION,
+) -> int:
+    """The primary pool's blocks when ``free_bytes`` are free, as 0.x's
+    ``KVCacheManager::calculateMaxNumBlocks`` sizes them: max tokens = (SizeType32) (fraction x
+    free / bytes per token), the fraction a C++ float, then ``ceilDiv`` by the tokens per block.
+    ``free_bytes`` is what the log prints as ``available`` (free GPU memory plus the memory
+    pool's free bytes); a ``max_tokens`` below the result caps it, which ``report`` takes."""
+    if free_bytes < 0 or not 0 < fraction < 1:
+        raise EngineError("free memory must be at least 0 and the fraction between 0 and 1")
+    pool = _pool(model, options, [])
+    if pool.version >= PYTORCH_DEFAULT:
+        raise NotCovered(
+            "from 1.0 each window's blocks come from an allotted byte figure less extra costs"
+            " (BaseKVCacheManager::calculateMaxNumBlocks), which this model does not take;"
+            " give the pool's tokens instead"
+        )
+    per_token = bytes_of(tuple(_part(g, 1, 1, pool.element_bytes, options) for g in pool.groups))
+    if per_token is None:
+        raise NotCovered("the bytes per token need a dimension the model file does not give")
+    as_float = struct.unpack("f", struct.pack("f", fraction))[0]  # std::optional<float>
+    return cdiv(int(as_float * free_bytes / per_token), pool.tokens_per_block)
+
+
+def _checked_version(options: TensorRtLlmOptions) -> tuple[int, int, int]:
     """The release, once every option is one the engine model covers."""
     check_choice("--kv-cache-dtype", options.kv_cache_dtype, KV_CACHE_DTYPES)
     version = parse_version(options.version)
-    if context_tokens < 1 or options.tensor_parallel_size < 1:
-        raise EngineError("the pool and --tensor-parallel-size must be at least 1")
+    if options.tensor_parallel_size < 1:
+        raise EngineError("--tensor-parallel-size must be at least 1")
     if options.tokens_per_block is not None and options.tokens_per_block < 1:
         raise EngineError("--tokens-per-block must be at least 1")
     windows = set(options.max_attention_window or ())

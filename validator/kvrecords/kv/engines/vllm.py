@@ -84,6 +84,7 @@ from fractions import Fraction
 from typing import NamedTuple
 
 from kvrecords.kv.arithmetic import indexer_fp8_bytes, mla_fp8_bytes
+from kvrecords.kv.engine_names import VLLM_KV_CACHE_DTYPES as KV_CACHE_DTYPES
 from kvrecords.kv.engines.result import (
     EngineError,
     EngineReport,
@@ -100,23 +101,6 @@ from kvrecords.kv.geometry import Attention, LeafGroup, Model, MultiHeadLatent
 
 ENGINE = "vllm"
 
-KV_CACHE_DTYPES = (
-    "auto",
-    "bfloat16",
-    "float16",
-    "fp8",
-    "fp8_e4m3",
-    "fp8_e5m2",
-    "fp8_inc",
-    "fp8_ds_mla",
-    "int8_per_token_head",
-    "fp8_per_token_head",
-    "nvfp4",
-    "turboquant_k8v4",
-    "turboquant_4bit_nc",
-    "turboquant_k3v4_nc",
-    "turboquant_3bit_nc",
-)
 MAMBA_SSM_DTYPES = ("auto", "float32", "bfloat16", "float16")
 # the first release whose CacheDType (config/cache.py) accepts a --kv-cache-dtype; the others
 # (auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2) are accepted by every covered release
@@ -398,30 +382,19 @@ def layout(model: Model, options: VllmOptions) -> Layout:
     windows = {spec.window for spec in specs if spec.type == "window"}
     uniform_window = all(spec.type == "window" for spec in specs) and len(windows) == 1
     if all(spec.type == "full" for spec in specs) or uniform_window or not setup.hybrid_allocator:
-        one_group = sum(spec.layers for spec in specs)
-        return Layout(
-            block_size,
-            tuple(specs),
-            pages,
-            (block_size,) * len(specs),
-            False,
-            one_group,
-            (1,) * len(specs),
-            tuple(printed),
-            tuple(notes),
-            version,
-            in_flight,
-            mode,
-            checkpoints,
-        )
-    pages, block_sizes = _unified_pages(pages, block_size, notes)
-    group_size, groups_per_spec = _groups(specs, printed)
+        block_sizes: tuple[int, ...] = (block_size,) * len(specs)
+        grouped, group_size = False, sum(spec.layers for spec in specs)
+        groups_per_spec: tuple[int, ...] = (1,) * len(specs)
+    else:
+        pages, block_sizes = _unified_pages(pages, block_size, notes)
+        grouped = True
+        group_size, groups_per_spec = _groups(specs, printed)
     return Layout(
         block_size,
         tuple(specs),
         pages,
         block_sizes,
-        True,
+        grouped,
         group_size,
         groups_per_spec,
         tuple(printed),

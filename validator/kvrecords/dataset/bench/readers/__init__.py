@@ -1,0 +1,1 @@
+"""Every benchmark result format the dataset reads; importing this package registers them."""
