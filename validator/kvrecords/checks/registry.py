@@ -29,7 +29,7 @@ from kvrecords.checks import (
     statistics,
 )
 from kvrecords.checks.context import RecordContext
-from kvrecords.checks.plausibility import decode, fit, links, prefill
+from kvrecords.checks.plausibility import decode, fit, links, memory, prefill
 from kvrecords.dataset import document, schemas
 from kvrecords.dataset.hardware import HardwareIndex
 from kvrecords.problems import Problem, Rule
@@ -56,6 +56,7 @@ FAMILIES: tuple[ModuleType, ...] = (
     fit,
     decode,
     prefill,
+    memory,
     links,
 )
 

@@ -22,6 +22,8 @@ dtype, a concurrency and perhaps speculative decoding. From those:
   value width kv_lora_rank, and state layers add nothing;
 - KV704 fit claims: each ``kv_bytes_basis.fit_claims`` entry is evaluated like KV701 and must
   come out the way it claims;
+- KV707 memory figures: a peak, a KV size, a budget or the weights' share a run measured is
+  within its devices' memory (one device for a figure printed per device);
 - KV705 hardware link: every accelerator and family a record names has a file in hardware/;
 - KV706 settings: weights precisions come from the closed vocabulary, a draft model names a
   model file.
@@ -61,6 +63,7 @@ from kvrecords.checks.plausibility.fit import (
     fit_evaluations,
 )
 from kvrecords.checks.plausibility.links import check_hardware_links, check_settings
+from kvrecords.checks.plausibility.memory import MEMORY_FIGURES, evaluate_memory_figures
 from kvrecords.checks.plausibility.prefill import PREFILL_CEILING, evaluate_prefill
 from kvrecords.checks.plausibility.setup import (
     Evaluation,
@@ -101,6 +104,8 @@ def _message(evaluation: Evaluation) -> str:
         text = f"{label}: {what} is above the roofline {on}: "
     elif rule is PREFILL_CEILING:
         text = f"{label}: {what} is faster than the peak FLOP/s allows {on}: "
+    elif rule is MEMORY_FIGURES:
+        text = f"{label}: {what} is above the memory of its accelerators {on}: "
     else:
         holds = "it fits" if not evaluation.expect_within else "it does not fit"
         text = f"{evaluation.check} does not hold {on}, {holds}: "
@@ -157,6 +162,7 @@ def all_evaluations(record: RecordContext, inputs: Inputs) -> list[Evaluation]:
     return [
         *fit_evaluations(setups),
         *figure_evaluations(record, setups),
+        *evaluate_memory_figures(record, setups),
         *evaluate_fit_claims(record, inputs),
     ]
 
