@@ -2,12 +2,13 @@
 
 Two models of one geometry (Llama 3 8B and Llama 3.1 8B, a base model and its instruct
 release) pass every arithmetic check whichever of them ``model`` names, so a record whose
-title says one and whose ``model`` links the other slips through. The text is read for the ids
+title says one and whose ``model`` links the other slips through. The title and the run labels
+(short texts that say what was measured) are read for the ids
 of the model files (``Llama 3.1 8B`` and ``Llama-3.1-8B-Instruct`` name ``llama-3.1-8b``). To
 stay free of false alarms it warns only where a text names a known model, does not name the
 record's own, and the record links the named model nowhere else (a run's model, a draft
-model) nor names it beside its own in any text (the notes included): a comparison's other
-model is linked, and prose that names both is about both.
+model) nor names it beside its own in any text (the explanation and notes included): a
+comparison's other model is linked, and prose that names both is about both.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from kvrecords.problems import Problem, Rule
 MODEL_NAMED = Rule(
     "KV808",
     "model-named",
-    "A title, run label or basis explanation that names a model of the dataset names the "
-    "record's own model too, or one the record links elsewhere (a run's model, a draft model); "
-    "otherwise a warning names both.",
+    "A title or run label that names a model of the dataset names the record's own model too, "
+    "or one the record links elsewhere (a run's model, a draft model) or names beside its own "
+    "in its explanation, notes or confidence_reason; otherwise a warning names both.",
     "Models of one geometry pass every arithmetic check whichever the record links; the words "
     "are where a swapped model shows.",
     "model: llama-3.1-8b\ntitle: vLLM prefix caching, Llama 3.1 8B on one H100",
@@ -57,10 +58,9 @@ def named_ids(text: str, model_ids: frozenset[str]) -> set[str]:
 
 
 def _texts(data: dict[str, Any]) -> Iterator[tuple[JsonPath, str]]:
-    for path in (("title",), ("kv_bytes_basis", "explanation")):
-        text = value_or_none(data, *path)
-        if isinstance(text, str):
-            yield path, text
+    """The short texts that say what was measured: the title and each run's label."""
+    if isinstance(data.get("title"), str):
+        yield ("title",), data["title"]
     for index, run in enumerate(data.get("runs", [])):
         if "model" not in run:  # a run measuring another model names that one
             yield ("runs", index, "label"), run["label"]
@@ -77,7 +77,7 @@ def _linked(data: dict[str, Any]) -> set[str]:
 
 
 def check_named_models(record: RecordContext) -> Iterator[Problem]:
-    """KV808, for the title, the basis explanation and each run's label."""
+    """KV808, for the title and each run's label."""
     if not record.model_ids:
         return
     own = record.data["model"]
@@ -85,17 +85,23 @@ def check_named_models(record: RecordContext) -> Iterator[Problem]:
     texts: list[tuple[JsonPath, set[str]]] = [
         (path, named_ids(text, record.model_ids)) for path, text in _texts(record.data)
     ]
+    suspects = [(path, named - linked) for path, named in texts if own not in named]
+    if not any(others for _, others in suspects):
+        return
     # a text that names the record's model beside another one acknowledges that other (an
     # explanation of why the base release's geometry stands for an instruct release)
-    for key in ("notes", "confidence_reason"):
-        text = record.data.get(key)
+    prose: tuple[JsonPath, ...] = (
+        ("kv_bytes_basis", "explanation"),
+        ("notes",),
+        ("confidence_reason",),
+    )
+    for place in prose:
+        text = value_or_none(record.data, *place)
         if isinstance(text, str):
-            texts.append(((key,), named_ids(text, record.model_ids)))
+            texts.append((place, named_ids(text, record.model_ids)))
     acknowledged = set().union(*(named for _, named in texts if own in named))
-    for path, named in texts:
-        if own in named or path[-1] in ("notes", "confidence_reason"):
-            continue
-        for other in sorted(named - linked - acknowledged):
+    for path, others in suspects:
+        for other in sorted(others - acknowledged):
             where = ".".join(str(part) for part in path)
             message = (
                 f"{where} names {other}, not the record's model {own}: is model the one "
