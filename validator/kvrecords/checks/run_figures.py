@@ -359,16 +359,24 @@ def _acceptance_length(record: RecordContext, run: Run) -> Iterator[Problem]:
 def _pool_tokens(record: RecordContext, run: Run) -> tuple[Fraction, str] | None:
     """The run's KV pool in tokens as the engine printed it, or None."""
     for figure in _figures(record, run, "kv_tokens_reported"):
-        if figure.item.stated.get("scope") == "pool" and figure.statistic == "single":
-            value = exact(figure.item.stated["value"])
-            return value, f"kv_tokens_reported {figure.interval.shown}"
-    blocks = [f for f in _figures(record, run, "kv_blocks_reported") if f.statistic == "single"]
-    sizes = [f for f in _figures(record, run, "kv_block_size_tokens") if f.statistic == "single"]
+        if figure.item.stated.get("scope") == "pool" and (count := _printed(figure)) is not None:
+            return count, f"kv_tokens_reported {figure.interval.shown}"
+    blocks = [f for f in _figures(record, run, "kv_blocks_reported") if _printed(f) is not None]
+    sizes = [f for f in _figures(record, run, "kv_block_size_tokens") if _printed(f) is not None]
     if blocks and sizes and blocks[0].item.stated.get("scope") == "pool":
-        count, size = exact(blocks[0].item.stated["value"]), exact(sizes[0].item.stated["value"])
+        count, size = _printed(blocks[0]), _printed(sizes[0])
+        assert count is not None and size is not None
         shown = f"{blocks[0].interval.shown} blocks x {sizes[0].interval.shown} tokens"
         return count * size, shown
     return None
+
+
+def _printed(figure: _Figure) -> Fraction | None:
+    """A single figure an engine printed as a plain number, exactly; None for any other."""
+    value = figure.item.stated["value"]
+    if figure.statistic != "single" or isinstance(value, (bool, dict, str)):
+        return None
+    return exact(value)
 
 
 def _uniform_cache(record: RecordContext, run: Run) -> bool:
@@ -391,13 +399,13 @@ def _max_concurrency(record: RecordContext, run: Run) -> Iterator[Problem]:
     tokens, pool_text = pool
     for figure in figures:
         line = _MAX_CONCURRENCY_LINE.search(str(figure.item.stated.get("stated_as", "")))
-        if line is None or figure.statistic != "single" or figure.interval.low is None:
+        written = _printed(figure)
+        if line is None or written is None:
             continue
-        per_request = int(line.group(1).replace(",", ""))
+        per_request = int(line.group(1).replace(",", "")[:30])
         if per_request == 0:
             continue
         quotient = tokens / per_request
-        written = exact(figure.item.stated["value"])
         step = _step(figure.interval.shown)
         # printed to the written precision, rounded or cut off
         if quotient - step < written <= quotient + step / 2:
