@@ -379,10 +379,10 @@ def readings(
         likely = floor.likely_weights or default or INT4
         what = "not stated" if stated is None else "quantized, width not stated"
         engine_name = engine or "an unnamed engine"
+        bound = "; the model file lists no published precisions" if stated is None else ""
         assumption = (
             f"weights precision {what}: {likely.name} taken as likely; {engine_name} runs "
-            f"down to {floor.weights.name} ({float(floor.weights.bits):g} bits; the model "
-            "file lists no published precisions to bound it)"
+            f"down to {floor.weights.name} ({float(floor.weights.bits):g} bits{bound})"
         )
         return WeightReadings(floor.weights, likely, assumption)
     if stated is NATIVE:
