@@ -317,7 +317,9 @@ class Model:
         "parameters",
         "published_precisions",
         "query_heads",
+        "tie_word_embeddings",
         "unknown",
+        "vocab_size",
     )
 
     def __init__(
@@ -334,6 +336,8 @@ class Model:
         hidden_size: int | None = None,  # None: not stated
         # the weights' precisions of the checkpoints its publisher released; None: not listed
         published_precisions: tuple[str, ...] | None = None,
+        vocab_size: int | None = None,  # None: not read
+        tie_word_embeddings: bool | None = None,  # None: not read
     ) -> None:
         self.id = id
         self.name = name
@@ -346,6 +350,8 @@ class Model:
         self.query_heads = query_heads
         self.hidden_size = hidden_size
         self.published_precisions = published_precisions
+        self.vocab_size = vocab_size
+        self.tie_word_embeddings = tie_word_embeddings
 
     def __repr__(self) -> str:
         return f"Model({self.id!r}, {len(self.groups)} layer groups)"
