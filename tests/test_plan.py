@@ -140,12 +140,49 @@ def test_techniques_rank_by_the_first_figure_of_each_stated_speedup() -> None:
     from kvrecords.tools.plan import _techniques
 
     nearest = [
-        {"id": "a", "speedup": "2x–22x", "techniques": ["kv_offload"]},
-        {"id": "b", "speedup": "9x", "techniques": ["prefix_caching"]},
-        {"id": "c", "speedup": None, "techniques": ["mla"]},  # nothing measured: not ranked
+        {"id": "a", "speedup": "2x–22x", "speedup_techniques": ["kv_offload"]},
+        {"id": "b", "speedup": "9x", "speedup_techniques": ["prefix_caching"]},
+        {"id": "c", "speedup": None, "speedup_techniques": ["mla"]},  # nothing measured
+        # an upgrade in which both runs offload: its 5x is credited to no technique
+        {"id": "d", "speedup": "5x", "speedup_techniques": []},
     ]
     ranked = _techniques(nearest)
     assert [(t["technique"], t["record"]) for t in ranked] == [
         ("prefix_caching", "b"),
         ("kv_offload", "a"),  # 2x, not 222x read off the digits of the range
     ]
+
+
+def test_a_speedup_counts_for_the_techniques_its_runs_differ_by() -> None:
+    from kvrecords.dataset.records import headline_figures
+
+    def run(run_id: str, role: str, techniques: list[str], ttft: float) -> dict[str, object]:
+        metric = {"name": "ttft_ms", "statistic": "mean", "value": ttft}
+        return {"id": run_id, "role": role, "techniques": techniques, "metrics": [metric]}
+
+    def record(baseline: list[str], treatment: list[str]) -> dict[str, object]:
+        return {
+            "model": "m",
+            "techniques": ["kv_offload", "prefix_caching"],
+            "runs": [
+                run("old", "baseline", baseline, 500),
+                run("new", "treatment", treatment, 100),
+            ],
+            "comparisons": [
+                {
+                    "kind": "speedup",
+                    "metric": "ttft_ms",
+                    "statistic": "mean",
+                    "from": "old",
+                    "to": "new",
+                    "stated": "5x",
+                }
+            ],
+        }
+
+    # a version upgrade in which both runs offload: 5x, but bought by no technique
+    upgrade = headline_figures(record(["kv_offload"], ["kv_offload"]))
+    assert (upgrade["speedup"], upgrade["speedup_techniques"]) == ("5x", [])
+    # prefix caching switched on beside an offload both runs have: prefix caching alone
+    switched = headline_figures(record(["kv_offload"], ["kv_offload", "prefix_caching"]))
+    assert switched["speedup_techniques"] == ["prefix_caching"]

@@ -19,6 +19,12 @@ from kvrecords.checks.quotes import quoted_numbers
         ("drops vRAM usage by cache from 4GB to 1.1GB", [(4, "GB"), (Fraction(11, 10), "GB")]),
         # a decimal comma (llama.cpp under a European locale): 256,00 MiB is 256.00 MiB
         ("size =  256,00 MiB", [(256, "MiB")]),
+        # a CSV row: a comma before a decimal number separates fields (127,11.94 is 127 and
+        # 11.94, not 127.11 followed by 94)
+        (
+            "128,11.97,127,11.94",
+            [(128, ""), (Fraction(1197, 100), ""), (127, ""), (Fraction(1194, 100), "")],
+        ),
         # an exponent: 8.94e-06 = 894 / 10^8
         ("slope 8.94e-06 ms/token", [(Fraction(894, 10**8), "ms")]),
         # "percent" is %

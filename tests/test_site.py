@@ -157,7 +157,8 @@ def test_index_has_one_row_per_record(root: Path, site: Path) -> None:
     for unit in (
         "tokens",
         "ms, headline run",
-        "tokens/s, headline run",
+        "tokens/s of one sequence, headline run",
+        "tokens/s, all users together, headline run",
         "baseline to treatment",
         "bytes, per token beside (dtype)",
     ):
@@ -344,21 +345,51 @@ def test_the_context_column_is_the_basis_else_the_headline_run(site: Path) -> No
     assert cells["vllm-cpu-offload-llama31-8b-h100"] == ("100000.0", "up to 100,000")
 
 
-def test_ttft_and_decode_at_context_carry_the_headline_runs_statistic(site: Path) -> None:
-    ttft, decode = _cells(site, "TTFT at context"), _cells(site, "decode at context")
+def test_ttft_and_the_rates_carry_the_headline_runs_statistic(site: Path) -> None:
+    ttft = _cells(site, "TTFT at context")
+    decode, output = _cells(site, "decode per user"), _cells(site, "output throughput")
     assert ttft[SEED] == ("2300.0", "2,300 ttft_ms (single)")
-    assert ttft["llmd-precise-prefix-routing-qwen3-32b-6k-16xh100"] == (
-        "542.0",
-        "542 ttft_ms (p90)",
-    )
-    assert decode["llmd-precise-prefix-routing-qwen3-32b-6k-16xh100"] == (
-        "8730.0",
-        "8,730.0 output_tokens_per_s (single)",
-    )
-    assert decode["vllm-fp8kv-qwen3-8b-a100-1k-16k"] == (
-        "231.3",
-        "231.3 decode_tokens_per_s (median)",
-    )
+    llmd = "llmd-precise-prefix-routing-qwen3-32b-6k-16xh100"
+    assert ttft[llmd] == ("542.0", "542 ttft_ms (p90)")
+    # a cluster's aggregate output is not a decode rate per user
+    assert output[llmd] == ("8730.0", "8,730.0 output_tokens_per_s (single)")
+    assert decode[llmd] == ("", "aggregate only: see output throughput")
+    qwen = "vllm-fp8kv-qwen3-8b-a100-1k-16k"
+    assert decode[qwen] == ("231.3", "231.3 decode_tokens_per_s (median)")
+    assert output[qwen] == ("", "per user only: see decode per user")
+    # a run that states both shows both, each in its column
+    gb10 = "vllm-apc-qwen38-flash-next-nvfp4-gb10"
+    assert decode[gb10] == ("5.8", "5.8 decode_tokens_per_s (p50)")
+    assert output[gb10] == ("81.79", "81.79 output_tokens_per_s (single)")
+    assert decode[SEED] == output[SEED] == ("", ""), "neither stated: blank"
+
+
+def test_each_rate_column_holds_one_quantity_the_headline_run_states(
+    root: Path, site: Path
+) -> None:
+    """Every record: the decode column shows only decode_tokens_per_s, the throughput column
+    only output_tokens_per_s, each a value the headline run states for that metric."""
+    by_slug = {slug(f.expected_id): f.expected_id for f in discover(root, "record")}
+    columns = {
+        "decode_tokens_per_s": _cells(site, "decode per user"),
+        "output_tokens_per_s": _cells(site, "output throughput"),
+    }
+    for name, cells in columns.items():
+        shown = 0
+        for record, (key, text) in cells.items():
+            data = record_data(root, by_slug[record])
+            (headline,) = [r for r in data["runs"] if r["id"] == data["headline_run"]]
+            stated = {
+                f"{measured(m['value'])} {name} ({m['statistic']})"
+                for m in headline["metrics"]
+                if m["name"] == name
+            }
+            if not key:
+                assert not stated, (record, name, stated)
+                continue
+            assert text in stated, (record, name, text, stated)
+            shown += 1
+        assert shown >= 3, name
 
 
 # ---------------------------------------------------------------- record pages
@@ -432,7 +463,8 @@ def test_seed_record_page_shows_each_run_with_its_metrics(site: Path) -> None:
     )
     # the card, from the headline run, with the reason for its null
     assert (
-        "decode at context (tokens/s) not stated The post does not publish decode tokens/s." in text
+        "tokens/s at context (per user or aggregate: see the metric) not stated The post does"
+        " not publish decode tokens/s." in text
     )
 
 
@@ -589,16 +621,14 @@ def in_order(found: Sequence[str], expected: Sequence[str]) -> bool:
 
 def test_accelerator_page_ranks_what_each_technique_bought(site: Path) -> None:
     h100 = (site / "hardware" / "h100.html").read_text(encoding="utf-8")
-    # up to 9x total tokens/s; 2-22x TTFT at its log middle sqrt(44) = 6.6; up to 5x tokens/s;
-    # -79% TTFT is 1 / 0.21 = 4.76 times better; up to 4x TTFT
+    # up to 9x total tokens/s; 2-22x TTFT at its log middle sqrt(44) = 6.6; -79% TTFT is
+    # 1 / 0.21 = 4.76 times better
     assert in_order(
         _ranked(h100, "kv_offload"),
         [
             "up to 9x better",
             "2x–22x better",
-            "up to 5x better",
             "4.76x better",
-            "up to 4x better",
             # +121% TTFT with tiering at 10K is 1 / 2.21 = 0.452 times: said so
             "0.452x: worse than the baseline",
         ],
@@ -627,6 +657,78 @@ def test_accelerator_page_ranks_what_each_technique_bought(site: Path) -> None:
         assert f'id="{ident}"' in gb10
 
 
+def _ranked_records(page: str, technique: str) -> list[tuple[str, str]]:
+    """(record, 'better' cell) of each row under ``technique`` on an accelerator page."""
+    start = page.find(f'<h3 id="technique-{technique}">')
+    if start < 0:
+        return []
+    section = page[start:]
+    section = section[: section.index("</table>")]
+    rows = section.split("<tr data-model=")[1:]
+    return [
+        (
+            re.findall(r'<a href="\.\./records/([^"#]+)\.html">', row)[-1],
+            re.findall(r'<td class="num" data-sort="[^"]*">([^<]*)</td>', row)[0],
+        )
+        for row in rows
+    ]
+
+
+def test_a_version_upgrade_in_which_both_arms_offload_is_not_credited_to_offload(
+    site: Path,
+) -> None:
+    """vLLM 0.11.0's offloading connector against 0.12.0's: both arms offload, and the
+    baseline run does not state its techniques, so 'up to 4x' and 'up to 5x' stand under
+    their own heading, credited to no technique."""
+    h100 = (site / "hardware" / "h100.html").read_text(encoding="utf-8")
+    offload = _ranked_records(h100, "kv_offload")
+    assert ("vllm-cpu-offload-llama31-8b-h100", "up to 9x better") in offload
+    assert ("vllm-cpu-offload-llama31-8b-h100", "up to 5x better") not in offload
+    assert ("vllm-cpu-offload-llama31-8b-h100", "up to 4x better") not in offload
+    unstated = _ranked_records(h100, "baseline-techniques-not-stated")
+    assert ("vllm-cpu-offload-llama31-8b-h100", "up to 5x better") in unstated
+    assert ("vllm-cpu-offload-llama31-8b-h100", "up to 4x better") in unstated
+
+
+def test_no_ranking_credits_a_technique_the_two_arms_do_not_differ_by(
+    root: Path, site: Path
+) -> None:
+    """Every row under a technique, on every accelerator page: the baseline run states its
+    techniques and lacks the technique, the treatment run has it, and a design of the model
+    (MLA, windows, linear or sparse attention, shared layers) only between different models."""
+    design = {"mla", "sliding_window", "hybrid_linear_attention", "sparse_attention", "kv_sharing"}
+    by_slug = {slug(f.expected_id): f.expected_id for f in discover(root, "record")}
+    checked = 0
+    for path in sorted((site / "hardware").glob("*.html")):
+        page = path.read_text(encoding="utf-8")
+        for ident in re.findall(r'<h3 id="technique-([a-z_]+)">', page):
+            section = page[page.index(f'<h3 id="technique-{ident}">') :]
+            section = section[: section.index("</table>")]
+            for row in section.split("<tr data-model=")[1:]:
+                links = re.findall(r'records/([^"#]+)\.html#run-([^"]+)"', row)
+                (record, start), (_, end) = links[0], links[1]
+                data = record_data(root, by_slug[record])
+                runs = {run["id"]: run for run in data["runs"]}
+                baseline, treatment = runs[start], runs[end]
+                assert "techniques" in baseline, (path.name, record, start)
+                has = treatment.get("techniques", data["techniques"])
+                assert ident in has and ident not in baseline["techniques"], (record, ident)
+                if ident in design:
+                    models = {run.get("model", data["model"]) for run in (baseline, treatment)}
+                    assert len(models) == 2, (path.name, record, ident)
+                checked += 1
+    assert checked > 50
+
+
+def test_a_model_s_own_design_is_credited_only_between_different_models(site: Path) -> None:
+    """gpt-oss-20b's fp8 cache with its window layers kept in bf16 is a kv_quantization
+    change on one model: its sliding windows are the model's on both arms."""
+    h100 = (site / "hardware" / "h100.html").read_text(encoding="utf-8")
+    assert '<h3 id="technique-sliding_window">' not in h100
+    quantized = _ranked_records(h100, "kv_quantization")
+    assert any(record == "vllm-fp8kv-gpt-oss-20b-h100-20k-c8" for record, _ in quantized)
+
+
 def test_a_run_on_other_hardware_is_ranked_on_its_own_page(site: Path) -> None:
     """The record ran on H100s; its B200 runs stand on the B200 page, not the H100's."""
     b200 = parse(site / "hardware" / "b200.html")
@@ -636,6 +738,157 @@ def test_a_run_on_other_hardware_is_ranked_on_its_own_page(site: Path) -> None:
     assert "sglang-qwen3-235b-mooncake-hicache" in h800
 
 
+# ---------------------------------------------------------------- model pages
+
+
+class GroupsTable(HTMLParser):
+    """The cells of a model page's layer-group table, row by row, as text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.rows: list[list[str]] = []
+        self._inside = False
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table" and dict(attrs).get("class") == "groups":
+            self._inside = True
+        elif self._inside and tag == "tr":
+            self.rows.append([])
+        elif self._inside and tag == "td":
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table":
+            self._inside = False
+        elif tag == "td" and self._cell is not None:
+            self.rows[-1].append(words(" ".join(self._cell)))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def _leaf_groups(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Each leaf group of a model file with its path: a parallel group's mixers one by one."""
+    found = []
+    for index, group in enumerate(data["layer_groups"]):
+        if group["kind"] == "parallel":
+            for number, mixer in enumerate(group["mixers"]):
+                found.append((f"layer_groups[{index}].mixers[{number}]", mixer))
+        else:
+            found.append((f"layer_groups[{index}]", group))
+    return found
+
+
+NOT_DIMENSIONS = {"kind", "layers", "where"}
+
+
+def test_no_model_page_shows_an_unknown_the_model_does_not_have(root: Path, site: Path) -> None:
+    """Every model page: each dimension a group shows is one its model file has, and it reads
+    'unknown' exactly when the file leaves it null and lists it under unknown; a group whose
+    every dimension is published shows no unknown or '?' anywhere in its row, and the page
+    says 'unknown' only when the file lists something unknown."""
+    model_files = list(discover(root, "model"))
+    assert len(model_files) >= 40
+    for model_file in model_files:
+        document = read_document(model_file.path, model_file.display)
+        assert isinstance(document, Document)
+        data: dict[str, Any] = document.data
+        listed = {entry["field"] for entry in data.get("unknown", [])}
+        page_path = site / "models" / f"{model_file.expected_id}.html"
+        table = GroupsTable()
+        table.feed(page_path.read_text(encoding="utf-8"))
+        leaves = _leaf_groups(data)
+        body = [row for row in table.rows if row]  # the header row has no td
+        assert len(body) == len(leaves), page_path.name
+        for (path, group), row in zip(leaves, body, strict=True):
+            expected = []
+            for key, value in group.items():
+                if key in NOT_DIMENSIONS:
+                    continue
+                if isinstance(value, dict):  # the indexer's own dimensions
+                    expected += [(f"{key}.{k}", v) for k, v in value.items()]
+                else:
+                    expected.append((key, value))
+            shown = (
+                "none"
+                if not expected
+                else ", ".join(
+                    f"{key} {'unknown' if value is None else value}" for key, value in expected
+                )
+            )
+            assert row[3] == shown, (page_path.name, path, row[3])
+            nulls = [f"{path}.{key}" for key, value in expected if value is None]
+            assert set(nulls) <= listed, (page_path.name, nulls)
+            if not nulls:
+                assert not re.search(r"\bunknown\b|\?", " ".join(row)), (page_path.name, row)
+        facts = parse(page_path).text.split("Layer groups")[0]
+        if not listed:
+            assert "unknown" not in facts, (page_path.name, facts)
+
+
+def test_an_indexer_shows_its_dimensions_and_a_model_without_one_shows_none(site: Path) -> None:
+    table = GroupsTable()
+    table.feed((site / "models" / "deepseek-v3.2.html").read_text(encoding="utf-8"))
+    assert table.rows[1][3] == (
+        "kv_lora_rank 512, qk_rope_head_dim 64, indexer.head_dim 128, indexer.keys_per_token 1,"
+        " indexer.dtype fp8-per-token-head"
+    )
+    llama = GroupsTable()
+    llama.feed((site / "models" / "llama-3.1-8b.html").read_text(encoding="utf-8"))
+    # 32 layers x 8 kv heads x (128 + 128) x 2 B = 131,072 B = 128 KiB per token, no state
+    assert llama.rows[1:] == [
+        ["1", "attention", "32", "kv_heads 8, head_dim 128", "128 KiB (131,072 B)", "0 B",
+         "32 layers x 8 kv heads x (128 + 128) x 2 B = 131,072 B/token"]
+    ]  # fmt: skip
+
+
+def _cache_dimensions(data: dict[str, Any]) -> tuple[str, ...] | None:
+    """A model file's leaf groups as written, but where their layers stand, in a fixed order;
+    None when the file leaves a cache dimension unknown."""
+    if any(e["field"].startswith("layer_groups") for e in data.get("unknown", [])):
+        return None
+    leaves = []
+    for group in data["layer_groups"]:
+        for _, leaf in _leaf_groups({"layer_groups": [group]}):
+            found = {k: v for k, v in leaf.items() if k != "where"}
+            found["layers"] = group["layers"]
+            leaves.append(repr(sorted(found.items())))
+    return tuple(sorted(leaves))
+
+
+def test_model_pages_of_one_cache_geometry_link_each_other_s_records(
+    root: Path, site: Path
+) -> None:
+    """Every model page names exactly the other models whose files give the same layer groups
+    and cache dimensions, with their records; Llama 3.1 70B's page lists Llama 3.3 70B's."""
+    shapes = {}
+    for model_file in discover(root, "model"):
+        document = read_document(model_file.path, model_file.display)
+        assert isinstance(document, Document)
+        shapes[model_file.expected_id] = _cache_dimensions(document.data)
+    linked = 0
+    for model_id, shape in shapes.items():
+        page = (site / "models" / f"{model_id}.html").read_text(encoding="utf-8")
+        expected = {
+            other for other, its in shapes.items() if other != model_id and shape and its == shape
+        }
+        section = page.split('id="same-geometry"')[1] if expected else ""
+        shown = set(re.findall(r'<li><a href="\.\./models/([^"]+)\.html">', section))
+        assert shown == expected, model_id
+        assert bool(section) == bool(expected), model_id
+        linked += len(expected)
+    assert linked >= 4
+    llama = (site / "models" / "llama-3.1-70b.html").read_text(encoding="utf-8")
+    section = llama.split('id="same-geometry"')[1]
+    assert "../records/lmcache-tiered-llama33-70b-8xh100-1k-100k.html" in section
+    assert "../records/vllm-turboquant-fp8-llama33-70b-4xh100-1k.html" in section
+    back = (site / "models" / "llama-3.3-70b-instruct.html").read_text(encoding="utf-8")
+    assert '<a href="../models/llama-3.1-70b.html">' in back.split('id="same-geometry"')[1]
+
+
 # ---------------------------------------------------------------- charts
 
 
@@ -643,10 +896,43 @@ def test_model_page_chart_has_labelled_axes_and_legend(site: Path) -> None:
     page = (site / "models" / "gemma-3-27b.html").read_text(encoding="utf-8")
     svg = page[page.index("<svg") : page.index("</svg>")]
     assert "context (tokens, log scale)" in svg
-    assert "KV bytes (bf16, log scale)" in svg
+    assert "bytes (log scale)" in svg
     assert "sliding_window" in svg and "total" in svg
     assert "128K" in svg  # no max_context_tokens in the file: the chart runs to 128K
     assert "<polyline" in svg
+
+
+def _lines(svg: str) -> dict[str, list[tuple[float, float]]]:
+    """Each polyline of a chart by its title, as (x, y) points."""
+    return {
+        title: [tuple(map(float, point.split(","))) for point in points.split()]  # type: ignore[misc]
+        for points, title in re.findall(r'points="([^"]*)"><title>([^<]*)</title>', svg)
+    }
+
+
+def test_model_chart_draws_fp8_beside_bf16_and_the_memory_a_deployment_needs(
+    site: Path,
+) -> None:
+    """Llama 3.1 70B: 80 layers x 8 kv heads x (128 + 128) values a token, 2 B each in bf16 and
+    1 B in fp8, so the fp8 line is half the bf16 one at every context: one factor of 2 below
+    it, half the spacing of the y axis's ticks (powers of 4). The weights are 70B params x 2 B
+    = 140,000,000,000 B = 130.4 GiB, drawn with the bf16 total above it."""
+    page = (site / "models" / "llama-3.1-70b.html").read_text(encoding="utf-8")
+    svg = page[page.index('<figure class="chart" id="chart-model">') :]
+    svg = svg[: svg.index("</figure>")]
+    lines = _lines(svg)
+    bf16, fp8 = lines["80 attention (group 1), the total"], lines["total, fp8 KV"]
+    ticks = sorted(float(y) for y in re.findall(r'<line class="grid" x1="90" y1="([0-9.]+)"', svg))
+    factor_of_two = (ticks[-1] - ticks[0]) / (len(ticks) - 1) / 2
+    for (x1, y1), (x2, y2) in zip(bf16, fp8, strict=True):
+        assert x1 == x2 and abs((y2 - y1) - factor_of_two) < 0.2  # screen y grows downwards
+    need = lines["weights (bf16, 70B params) + KV total, one sequence"]
+    assert all(y < y_kv for (_, y), (_, y_kv) in zip(need, bf16, strict=True))
+    assert "is the weights (130 GiB) plus the bf16 total" in svg
+    # the accelerators its records ran on, each a flat line named on the chart
+    memory = lines["usable memory of 3 x NVIDIA H200 (SXM; 141GB)"]
+    assert len({y for _, y in memory}) == 1
+    assert "3 x h200:" in svg
 
 
 def test_overview_charts_on_index(site: Path) -> None:
@@ -1055,6 +1341,13 @@ def test_an_accelerator_ranking_names_each_rows_model_and_count_to_filter_by(sit
     page = (site / "hardware" / "h100.html").read_text(encoding="utf-8")
     rows = re.findall(r'<tr data-model="([^"]*)" data-count="([^"]*)">', page)
     assert rows and all(model for model, _ in rows)
+    # the 16-GPU cluster's row says so, in its cell and for the filter
+    assert ("qwen3-32b", "16") in rows
+    cluster = page[page.index('<tr data-model="qwen3-32b" data-count="16">') :]
+    cluster = cluster[: cluster.index("</tr>")]
+    assert '<td class="num">16</td>' in cluster and "models/qwen3-32b.html" in cluster
+    models = re.findall(r'<select id="rank-model">(.*?)</select>', page, re.DOTALL)[0]
+    assert set(re.findall(r'<option value="([^"]+)">', models)) == {m for m, _ in rows}
     options = re.findall(r'<select id="rank-count">(.*?)</select>', page, re.DOTALL)[0]
     counts = re.findall(r'<option value="(\d+)">', options)
     assert counts == sorted(counts, key=int) and set(counts) >= {c for _, c in rows if c}

@@ -310,3 +310,168 @@ def test_an_accelerator_ranking_filters_by_accelerator_count(
     assert shown and all(row.get_attribute("data-count") == choice for row in shown)
     Select(browser.find_element(By.ID, "rank-count")).select_by_value("")
     assert len([row for row in rows if row.is_displayed()]) == len(rows)
+
+
+# Each table that is wider than its container, or sticks out of it, or makes the page scroll
+# sideways: [page-relative name, table's width, container's width].
+OVERFLOWING_TABLES = """
+const found = [];
+document.querySelectorAll("table").forEach((table, index) => {
+  const box = table.parentElement;
+  const right = table.getBoundingClientRect().right;
+  if (table.scrollWidth > table.clientWidth + 1 || box.scrollWidth > box.clientWidth + 1
+      || right > box.getBoundingClientRect().right + 1) {
+    found.push([table.className || table.id || "table " + index, table.scrollWidth, box.clientWidth]);
+  }
+});
+if (document.documentElement.scrollWidth > window.innerWidth) {
+  found.push(["the page", document.documentElement.scrollWidth, window.innerWidth]);
+}
+return found;
+"""
+
+
+def _overflowing(browser: WebDriver, pages: list[Path], top: Path) -> dict[str, Any]:
+    browser.set_window_size(1400, 1000)
+    found = {}
+    for page in pages:
+        browser.get(page.as_uri())
+        wide = browser.execute_script(OVERFLOWING_TABLES)
+        if wide:
+            found[str(page.relative_to(top))] = wide
+    return found
+
+
+def test_no_table_overflows_its_container_at_1400_px(browser: WebDriver, site: Path) -> None:
+    """Every page of the site in a 1,400 px window: the coverage and calibration tables, the
+    index, each accelerator, model, planner and record page."""
+    pages = sorted(site.rglob("*.html"))
+    names = {str(page.relative_to(site)) for page in pages}
+    assert {"coverage.html", "calibration.html", "index.html", "hardware/h100.html"} <= names
+    assert _overflowing(browser, pages, site) == {}
+    assert _severe(browser) == []
+
+
+@pytest.fixture(scope="module")
+def live_site() -> Iterator[Path]:
+    """The site of the dataset in this repository, as readers get it."""
+    folder = Path(tempfile.mkdtemp(prefix="kvrecords-live-site-"))
+    build_site(REPO, folder)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_live_site_s_coverage_index_and_accelerator_tables_fit_1400_px(
+    browser: WebDriver, live_site: Path
+) -> None:
+    """The widest tables are the live dataset's: every engine and accelerator class it holds a
+    column of the coverage matrices, every record a row of the index."""
+    pages = [
+        live_site / "coverage.html",
+        live_site / "index.html",
+        *sorted((live_site / "hardware").glob("*.html")),
+    ]
+    assert _overflowing(browser, pages, live_site) == {}
+
+
+def test_the_index_shows_each_rate_in_the_column_of_its_scope(
+    browser: WebDriver, site: Path
+) -> None:
+    """Decode per user holds only one sequence's decode rate, output throughput only the
+    aggregate; an empty cell says which column holds the run's figure."""
+    _open_index(browser, site)
+    decode, output = _column(browser, "decode per user"), _column(browser, "output throughput")
+    per_user = aggregate = 0
+    for row in browser.find_elements(By.CSS_SELECTOR, "#records tbody tr"):
+        cells = row.find_elements(By.TAG_NAME, "td")
+        mine, other = cells[decode].text, cells[output].text
+        if cells[decode].get_attribute("data-sort"):
+            assert "decode_tokens_per_s (" in mine and "output_tokens" not in mine, mine
+            per_user += 1
+        if cells[output].get_attribute("data-sort"):
+            assert "output_tokens_per_s (" in other and "decode_tokens" not in other, other
+            aggregate += 1
+        if not cells[decode].get_attribute("data-sort") and cells[output].get_attribute(
+            "data-sort"
+        ):
+            assert mine == "aggregate only: see output throughput"
+    assert per_user >= 3 and aggregate >= 3
+    assert _severe(browser) == []
+
+
+def test_an_accelerator_ranking_filters_by_model_and_hides_what_is_left_empty(
+    browser: WebDriver, site: Path
+) -> None:
+    browser.get((site / "hardware" / "h100.html").as_uri())
+    rows = browser.find_elements(By.CSS_SELECTOR, "table.by-technique tbody tr")
+    total = len(rows)
+    assert browser.find_element(By.ID, "rank-shown").text == f"{total} of {total} comparisons shown"
+    Select(browser.find_element(By.ID, "rank-model")).select_by_value("llama-3.1-8b")
+    shown = [row for row in rows if row.is_displayed()]
+    assert 0 < len(shown) < total
+    assert all(row.get_attribute("data-model") == "llama-3.1-8b" for row in shown)
+    assert all("llama-3.1-8b" in row.text for row in shown)
+    assert (
+        browser.find_element(By.ID, "rank-shown").text
+        == f"{len(shown)} of {total} comparisons shown"
+    )
+    # a technique none of whose comparisons is left goes, heading and all
+    routing = browser.find_element(By.ID, "technique-cache_aware_routing")
+    assert not routing.is_displayed()
+    assert browser.find_element(By.ID, "technique-kv_offload").is_displayed()
+    Select(browser.find_element(By.ID, "rank-model")).select_by_value("")
+    assert routing.is_displayed() and len([r for r in rows if r.is_displayed()]) == total
+    # the 16-GPU cluster's rows say 16 and go when one card is asked for
+    cluster = [row for row in rows if row.get_attribute("data-count") == "16"]
+    assert cluster and all(row.find_elements(By.XPATH, "td[.='16']") for row in cluster)
+    Select(browser.find_element(By.ID, "rank-count")).select_by_value("1")
+    assert not any(row.is_displayed() for row in cluster)
+    Select(browser.find_element(By.ID, "rank-count")).select_by_value("")
+    assert _severe(browser) == []
+
+
+def test_no_model_page_shows_an_unknown_its_model_file_does_not_list(
+    browser: WebDriver, site: Path, fixture_root: Path
+) -> None:
+    """Every model page as a reader sees it: a layer-group row says 'unknown' or '?' only when
+    the model file lists one of that group's dimensions as unknown."""
+    from kvrecords.dataset.document import Document, read_document
+    from kvrecords.dataset.layout import discover
+
+    checked = 0
+    for model_file in discover(fixture_root, "model"):
+        document = read_document(model_file.path, model_file.display)
+        assert isinstance(document, Document)
+        listed = [entry["field"] for entry in document.data.get("unknown", [])]
+        browser.get((site / "models" / f"{model_file.expected_id}.html").as_uri())
+        rows = browser.find_elements(By.CSS_SELECTOR, "table.groups tbody tr")
+        assert rows, model_file.expected_id
+        for index, row in enumerate(rows):
+            shows_unknown = "unknown" in row.text or "?" in row.text
+            # a parallel group's mixers are rows of their own, under the group's number
+            number = int(row.find_element(By.TAG_NAME, "td").text) - 1
+            group_listed = any(f.startswith(f"layer_groups[{number}].") for f in listed)
+            assert not shows_unknown or group_listed, (model_file.expected_id, index, row.text)
+        checked += 1
+    assert checked >= 40
+    assert _severe(browser) == []
+
+
+def test_a_model_page_links_its_geometry_sibling_s_records_and_draws_fp8(
+    browser: WebDriver, site: Path
+) -> None:
+    browser.get((site / "models" / "llama-3.1-70b.html").as_uri())
+    chart = browser.find_element(By.CSS_SELECTOR, "#chart-model svg")
+    assert chart.size["height"] > 100
+    titles = [t.get_attribute("textContent") for t in chart.find_elements(By.TAG_NAME, "title")]
+    assert "total, fp8 KV" in titles
+    assert "weights (bf16, 70B params) + KV total, one sequence" in titles
+    section = browser.find_element(By.ID, "same-geometry")
+    assert section.is_displayed()
+    link = browser.find_element(
+        By.CSS_SELECTOR,
+        "ul.siblings a[href='../records/lmcache-tiered-llama33-70b-8xh100-1k-100k.html']",
+    )
+    link.click()
+    assert "llama-3.3-70b-instruct" in browser.find_element(By.TAG_NAME, "body").text
+    assert _severe(browser) == []

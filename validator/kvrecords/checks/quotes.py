@@ -44,7 +44,9 @@ QUOTE = Rule(
 
 # A number as sources write it (thousands grouped by commas, or by spaces in some locales; a
 # decimal comma; an exponent), with the unit or multiplier that follows it.
-_DIGITS = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+,\d{1,2}(?![\d,])|\d+(?:\.\d+)?(?:[eE][-+]?\d{1,3})?)"
+_DIGITS = (
+    r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+,\d{1,2}(?![\d,]|\.\d)|\d+(?:\.\d+)?(?:[eE][-+]?\d{1,3})?)"
+)
 _SPACED_DIGITS = r"(\d{1,3}(?: \d{3})+(?![\d.,]))"
 _UNIT = (
     r"(?:\s?(%|x|×|GB/s|B/token|[KMGT]i?B\b|kB\b|B\b|bytes\b|[kKM]\b|ms\b|µs\b|us\b"

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from kvrecords.cli.bench_options import BenchOptions, bench_options, new_from_bench
 from kvrecords.cli.choices import TECHNIQUES, dtype_option, format_option, layers_option
 from kvrecords.cli.common import dataset_root, fail, inside_dataset
 
@@ -54,22 +55,31 @@ from kvrecords.cli.common import dataset_root, fail, inside_dataset
     "form (.github/ISSUE_TEMPLATE/record.yml), saved to a file; options given beside it win "
     "over the issue's answers.",
 )
+@bench_options
 def new(issue_body: Path | None, **options: Any) -> None:
     """Scaffold a record with its KV arithmetic already computed from the model.
 
     Measured fields are null and listed under not_stated with a TODO reason; fill them from
     the source. With --from-issue, the issue's answers fill what they can, and an answer that
-    cannot be recorded as written is quoted in a TODO. Never overwrites an existing file.
+    cannot be recorded as written is quoted in a TODO. With --from-bench, a benchmark's result
+    files give the runs with every figure they hold, for the model they name. Never overwrites
+    an existing file.
     """
     from kvrecords.tools.scaffold import scaffold_record, write_scaffold
 
     root = dataset_root()
+    bench = BenchOptions.take(options)
+    if bench.files:
+        if issue_body is not None:
+            fail("give --from-bench or --from-issue, not both")
+        _new_from_bench(root, bench)
+        return
     if issue_body is not None:
         _new_from_issue(root, issue_body)
         return
     slug = options["slug"]
     if slug is None or options["model_id"] is None:
-        fail("give --slug and --model, or --from-issue FILE")
+        fail("give --slug and --model, --from-issue FILE or --from-bench FILE...")
     options["techniques"] = list(options["techniques"]) or ["baseline"]
     try:
         text = scaffold_record(root, **options)
@@ -77,6 +87,22 @@ def new(issue_body: Path | None, **options: Any) -> None:
     except (ValueError, FileExistsError) as error:
         fail(str(error))
     _wrote_scaffold(root, path)
+
+
+def _new_from_bench(root: Path, bench: BenchOptions) -> None:
+    new_from_bench(root, bench, _given_options())
+
+
+def _given_options() -> dict[str, Any]:
+    """new's options as the command line gave them (not their defaults), by ScaffoldInputs' names."""
+    from click.core import ParameterSource
+
+    context = click.get_current_context()
+    return {
+        _SCAFFOLD_FIELDS.get(option, option): value
+        for option, value in context.params.items()
+        if context.get_parameter_source(option) == ParameterSource.COMMANDLINE
+    }
 
 
 def _wrote_scaffold(root: Path, path: Path) -> None:

@@ -96,6 +96,38 @@ class Run(NamedTuple):
         return ("runs", self.position)
 
 
+BASELINE = "baseline"
+# What the model is rather than what serving switches on: a chart's series leaves these out
+# (a run's tooltip and page still name them) unless a run has nothing else; a comparison on
+# one model differs by none of them.
+ARCHITECTURE = frozenset(
+    {"mla", "sliding_window", "hybrid_linear_attention", "sparse_attention", "kv_sharing"}
+)
+
+
+def run_model(run: Run, record: dict[str, Any]) -> str:
+    """The model a run ran: its own, else the record's."""
+    return str(run.stated.get("model") or record["model"])
+
+
+def technique_difference(start: Run, end: Run, record: dict[str, Any]) -> tuple[str, ...]:
+    """The techniques a comparison's treatment run has and its baseline run has not.
+
+    A run's techniques are its own, else the record's (none for a baseline, as the schema
+    says). The model's own design (MLA, windows, linear or sparse attention, shared layers)
+    differs only between arms that run different models: a comparison on one model, such as a
+    version upgrade or an engine against another, differs by none of it, whatever the record
+    is about.
+    """
+    before = set(start.techniques)
+    same_model = run_model(start, record) == run_model(end, record)
+    return tuple(
+        t
+        for t in end.techniques
+        if t not in before and t != BASELINE and not (same_model and t in ARCHITECTURE)
+    )
+
+
 class Measured(NamedTuple):
     """One metric of a run and where it stands in the file."""
 
@@ -140,13 +172,22 @@ def measured(run: Run, name: str, statistic: str | None = None) -> Measured | No
     return None
 
 
-HEADLINE_FIGURES = ("cold_ttft_ms", "warm_ttft_ms", "hit_rate", "decode_tokens_per_s", "speedup")
+HEADLINE_FIGURES = (
+    "cold_ttft_ms",
+    "warm_ttft_ms",
+    "hit_rate",
+    "decode_tokens_per_s",
+    "output_tokens_per_s",
+    "speedup",
+    "speedup_techniques",
+)
 
 
 def headline_figures(record: dict[str, Any]) -> dict[str, Any]:
     """The figures a table row shows beside the card: cold and warm TTFT with the speedup
-    between them (the record's first TTFT speedup), and the headline run's hit rate and decode
-    rate."""
+    between them (the record's first TTFT speedup) and the techniques its runs differ by, and
+    the headline run's hit rate, per-sequence decode rate and aggregate output rate (two
+    quantities, never one column)."""
     figures: dict[str, Any] = dict.fromkeys(HEADLINE_FIGURES)
     by_id = run_by_id(record)
     for comparison in record.get("comparisons", []):
@@ -157,14 +198,16 @@ def headline_figures(record: dict[str, Any]) -> dict[str, Any]:
                 found = measured(run, "ttft_ms", statistic) if run else None
                 figures[field] = found.stated["value"] if found else None
             figures["speedup"] = comparison["stated"]
+            baseline, treatment = by_id.get(comparison["from"]), by_id.get(comparison["to"])
+            if baseline is not None and treatment is not None:
+                figures["speedup_techniques"] = list(
+                    technique_difference(baseline, treatment, record)
+                )
             break
     headline = by_id.get(record.get("headline_run", ""))
     if headline is not None:
-        for name, metric_names in (
-            ("hit_rate", ("hit_rate",)),
-            ("decode_tokens_per_s", ("decode_tokens_per_s", "output_tokens_per_s")),
-        ):
-            found = next(filter(None, (measured(headline, m) for m in metric_names)), None)
+        for name in ("hit_rate", "decode_tokens_per_s", "output_tokens_per_s"):
+            found = measured(headline, name)
             figures[name] = found.stated["value"] if found else None
     return figures
 

@@ -365,3 +365,9 @@ class Model:
 
     def layer_count_of_groups(self) -> int:
         return sum(group.layers for group in self.groups)
+
+    def cache_shape(self) -> tuple[str, ...]:
+        """What decides the cache's bytes: every leaf group's kind and dimensions, in a fixed
+        order (not where its layers stand). Two models of one shape cache the same bytes at
+        every context, KV dtype and state dtype (Llama 3.1 70B and 3.3 70B)."""
+        return tuple(sorted(repr(group) for group in self.leaf_groups()))

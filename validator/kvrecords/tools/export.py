@@ -85,8 +85,20 @@ RECORD_COLUMNS = (
     Column("cold_ttft_ms", "measured", "TTFT with the prefix not cached, ms."),
     Column("warm_ttft_ms", "measured", "TTFT with the prefix served from cache, ms."),
     Column("hit_rate", "measured", "Fraction of prompt tokens served from cache."),
-    Column("decode_tokens_per_s", "measured", "Decode tokens per second as measured."),
+    Column(
+        "decode_tokens_per_s", "measured", "The headline run's decode tokens/s of one sequence."
+    ),
+    Column(
+        "output_tokens_per_s",
+        "measured",
+        "The headline run's output tokens/s of all sequences together (aggregate).",
+    ),
     Column("speedup", "string", "cold_ttft_ms / warm_ttft_ms as written (23x), checked."),
+    Column(
+        "speedup_techniques",
+        "strings",
+        "The techniques the speedup's two runs differ by (none: an upgrade, another engine).",
+    ),
     Column("publisher", "string", "Who published the source.", True),
     Column("source_url", "string", "Link to the source."),
     Column("published", "string", "Publication date, YYYY-MM-DD or YYYY-MM."),

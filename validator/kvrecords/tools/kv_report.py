@@ -7,11 +7,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.models import load_model_file
-from kvrecords.kv.arithmetic import KvReport, kv_report, parse_element_type
+from kvrecords.kv.arithmetic import (
+    DTYPE_SPELLINGS,
+    ElementType,
+    KvReport,
+    kv_report,
+    parse_element_type,
+)
 from kvrecords.kv.units import format_bytes_exact, format_exact, round_up
 
 if TYPE_CHECKING:  # the engine models load only when an engine is asked for
@@ -83,6 +89,74 @@ def engine_allocation(
         )
     except EngineError as error:
         raise KvRequestError(f"{engine}: {error}") from error
+
+
+# vLLM's cache dtypes that neither kv.arithmetic nor the torch and ggml spellings it reads
+# (DTYPE_SPELLINGS: bfloat16, float16, f16, f32) name; 'auto' is the model's dtype.
+_ENGINE_ONLY_DTYPES = {
+    "fp8_inc": "fp8",
+    "int8_per_token_head": "int8-per-token-head",
+    "fp8_per_token_head": "fp8-per-token-head",
+}
+
+
+class EngineDtype(NamedTuple):
+    """The dtype an engine caches in, as its options give it."""
+
+    written: str  # 'fp8', 'auto (bf16, the model's dtype)', 'K q8_0, V f16'
+    element: ElementType | None  # None: no one element type of kv.arithmetic holds it
+    why: str = ""  # why not, when element is None
+
+
+def engine_cache_dtype(allocation: EngineReport, report: KvReport) -> EngineDtype:
+    """The element type the engine keeps the cache in, from the options it ran with."""
+    options = dict(allocation.options)
+    if "cache_type_k" in options:  # llama.cpp types K and V apart
+        key, value = options["cache_type_k"], options["cache_type_v"]
+        if key != value:
+            return EngineDtype(f"K {key}, V {value}", None, "K and V in different types")
+        name = key
+    else:
+        name = options.get("kv_cache_dtype", "auto")
+    if name == "auto":  # the model's dtype, bf16 when a 16-bit dtype is not stated
+        model_dtype = report.model.dtype
+        own = model_dtype if model_dtype in ("bf16", "fp16", "fp32") else "bf16"
+        return EngineDtype(f"auto ({own}, the model's dtype)", parse_element_type(own))
+    try:
+        spelled = _ENGINE_ONLY_DTYPES.get(name) or DTYPE_SPELLINGS.get(name, name)
+        return EngineDtype(name, parse_element_type(spelled))
+    except ValueError:  # a preset of mixed widths (vLLM's turboquant_k8v4), SGLang's mxfp8
+        return EngineDtype(name, None, "a type the logical arithmetic does not size")
+
+
+class Comparison(NamedTuple):
+    """The engine's allocation beside the logical figure in the engine's own dtype, so that
+    the difference is what the engine adds or saves, not a change of dtype."""
+
+    engine_dtype: EngineDtype
+    logical: KvReport  # in the engine's dtype when one element type holds it, else the report's
+
+    @property
+    def like_with_like(self) -> bool:
+        return self.engine_dtype.element is not None
+
+    def total(self) -> Fraction | None:
+        return _logical_total(self.logical)
+
+
+def compare(report: KvReport, allocation: EngineReport) -> Comparison:
+    """The logical figure the engine's allocation is set beside."""
+    dtype = engine_cache_dtype(allocation, report)
+    logical = report
+    if dtype.element is not None and dtype.element != report.dtype:
+        logical = kv_report(
+            report.model,
+            dtype.element,
+            report.context_tokens,
+            report.layers_counted,
+            report.state_dtype,
+        )
+    return Comparison(dtype, logical)
 
 
 def report_json(report: KvReport, allocation: EngineReport | None = None) -> dict[str, object]:
@@ -177,7 +251,8 @@ def _kv_text(report: KvReport) -> str:
 
 
 def _engine_json(allocation: EngineReport, report: KvReport) -> dict[str, object]:
-    logical = _logical_total(report)
+    comparison = compare(report, allocation)
+    logical = comparison.total()
     engine_bytes = allocation.engine_kv_bytes
     difference = None
     if logical is not None and engine_bytes is not None:
@@ -189,6 +264,9 @@ def _engine_json(allocation: EngineReport, report: KvReport) -> dict[str, object
         "engine_options": dict(allocation.options),
         "engine_context_meaning": allocation.context_meaning,
         "engine_kv_bytes": engine_bytes,
+        "engine_kv_dtype": comparison.engine_dtype.written,
+        "logical_dtype": comparison.logical.dtype.name,
+        "dtypes_differ": not comparison.like_with_like,
         "logical_total_bytes": _number(logical, round_up_bytes=True),
         "difference_bytes": difference,
         "parts": [
@@ -210,16 +288,29 @@ def _engine_text(allocation: EngineReport, report: KvReport) -> str:
         lines.append(f"  {part.name}: {_amount(part.bytes)}")
         lines.append(f"      {part.how}")
     engine_bytes = allocation.engine_kv_bytes
-    logical = _logical_total(report)
-    lines.append(f"engine allocates: {_amount(engine_bytes)}")
+    comparison = compare(report, allocation)
+    logical = comparison.total()
+    kv_dtype, state_dtype = comparison.logical.dtype.name, comparison.logical.state_dtype.name
     lines.append(
-        f"logical ({report.dtype.name} KV, {report.state_dtype.name} state): {_amount(logical)}"
+        f"engine allocates ({comparison.engine_dtype.written} cache): {_amount(engine_bytes)}"
     )
+    lines.append(f"logical ({kv_dtype} KV, {state_dtype} state): {_amount(logical)}")
     if engine_bytes is not None and logical is not None and logical:
         difference = engine_bytes - logical
         sign = "+" if difference >= 0 else "-"
         percent = format_exact(abs(difference) * 100 / logical)
         lines.append(f"difference: {sign}{_amount(abs(difference))}, {sign}{percent}%")
+    if not comparison.like_with_like:
+        lines.append(
+            f"the dtypes differ: the engine caches {comparison.engine_dtype.written}"
+            f" ({comparison.engine_dtype.why}), the logical figure is {kv_dtype}; the difference"
+            " includes the change of dtype"
+        )
+    elif comparison.logical.dtype != report.dtype:
+        lines.append(
+            f"the logical figure is in the engine's cache dtype, {kv_dtype}; in"
+            f" {report.dtype.name}, as above, it is {_amount(_logical_total(report))}"
+        )
     if allocation.printed:
         lines.append("the engine prints:")
         lines += [f"  {line}" for line in allocation.printed]

@@ -377,11 +377,11 @@ def _evidence(
 ) -> dict[str, Any]:
     """The records nearest the question, same geometry first, then family, hardware, count,
     engine and context; each says what it differs in. Techniques ranked by measured speedups."""
-    shape = _shape(model)
+    shape = model.cache_shape()
     scored = []
     for row in rows:
         other = model_of(row["model"])
-        same_geometry = other is not None and _shape(other) == shape
+        same_geometry = other is not None and other.cache_shape() == shape
         differs = []
         if row["model"] != question.model_id:
             differs.append(
@@ -417,6 +417,7 @@ def _evidence(
             "ttft_ms": row["measured_ttft_ms_at_ctx"],
             "tokens_per_s": row["measured_tps_at_ctx"],
             "speedup": row["speedup"],
+            "speedup_techniques": row["speedup_techniques"],
             "techniques": row["techniques"],
             "confidence": row["confidence"],
             "differs_in": differs or ["nothing the question states"],
@@ -427,20 +428,15 @@ def _evidence(
     return {"nearest": nearest, "techniques": _techniques(nearest)}
 
 
-def _shape(model: Model) -> tuple[str, ...]:
-    return tuple(sorted(repr(group) for group in model.leaf_groups()))
-
-
 def _techniques(nearest: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each technique the nearest records measured a speedup for, best first; none unmeasured."""
+    """Each technique the nearest records measured a speedup for, best first; none unmeasured.
+    A speedup counts for the techniques its two runs differ by, never for every technique the
+    record is about (an engine upgrade in which both runs offload bought no offload)."""
     found = []
     for record in nearest:
         speedup = record["speedup"]
-        if not speedup:
-            continue
-        for technique in record["techniques"] or []:
-            if technique != "baseline":
-                found.append({"technique": technique, "speedup": speedup, "record": record["id"]})
+        for technique in record["speedup_techniques"] or [] if speedup else []:
+            found.append({"technique": technique, "speedup": speedup, "record": record["id"]})
     return sorted(found, key=lambda item: -_number(item["speedup"]))
 
 

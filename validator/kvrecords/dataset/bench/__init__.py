@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +61,7 @@ class BenchRun:
     label: str  # tells the runs of one file apart ('pp512', 'concurrency 16', ...)
     figures: tuple[BenchFigure, ...]
     concurrency: int | None = None  # the tool's cap on requests in flight; None: not in the file
+    unbounded: bool = False  # the file says no cap on requests in flight was set (null)
     request_rate: float | None = None  # requests/s; math.inf when every request is sent at once
     num_requests: int | None = None
     input_tokens: int | None = None  # per request as configured (a mean when only that is given)
@@ -68,11 +71,23 @@ class BenchRun:
     engine_version: str | None = None
     flags: tuple[str, ...] = ()  # engine settings the file records, as 'name value'
     model: str | None = None  # as the file names it (a Hugging Face id, a GGUF file name)
+    depth_tokens: int | None = None  # tokens already in the cache before the test (llama-bench)
+    kv_cache_types: tuple[str, str] | None = None  # (K, V) element types as the file names them
+    hardware: str | None = None  # the accelerators as named ('NVIDIA GeForce RTX 4080')
+    weights: str | None = None  # the weights as the file names them ('qwen2 7B Q4_K - Medium')
+    workload: tuple[str, ...] = ()  # how the load was made, as 'name value' ('dataset_name random')
+    not_imported: tuple[str, ...] = ()  # 'key = raw (why)' for each entry no figure was drawn from
 
 
 def stated_as(run: BenchRun, figure: BenchFigure) -> str:
-    """The trace of an imported figure: the file, the key and the value as written."""
-    return f"{run.file_name}: {figure.key} = {figure.raw}"
+    """The trace of an imported figure: the file, the key and the value as written; a value
+    converted to the metric's unit follows in brackets ('avg_ns = 72135640 (72.13564 ms)')."""
+    from kvrecords.kv.metrics import BY_NAME
+
+    trace = f"{run.file_name}: {figure.key} = {figure.raw}"
+    if json.dumps(figure.value) != figure.raw and float(figure.raw) != figure.value:
+        trace += f" ({figure.value} {BY_NAME[figure.metric].unit})"
+    return trace
 
 
 Reader = Callable[[bytes, str], list[BenchRun]]  # (the file's bytes, its name) -> runs
@@ -107,9 +122,17 @@ def read_bench_file(path: Path, tool: str | None = None) -> list[BenchRun]:
                 f"the file is {size:,} bytes; a result file is read only up to "
                 f"{MAX_BENCH_BYTES:,} bytes (keep the tool's summary, not its per-request dump)"
             )
+        if not stat.S_ISREG(path.stat().st_mode):  # a pipe or a device would block or never end
+            raise BenchFileError("not a regular file; save the result to a file first")
         raw = path.read_bytes()
     except OSError as error:
         raise BenchFileError(f"cannot read the file: {error.strerror or error}") from None
+    if not raw.strip():
+        raise BenchFileError("the file is empty")
+    nul = raw.find(b"\x00")
+    if nul >= 0:  # a result file is text; a NUL would pass CSV and reach the record
+        before = raw[:nul].decode("utf-8", "replace")
+        raise BenchFileError("a NUL byte: a result file is text", *_position(before, len(before)))
     if tool is not None:
         if tool not in FORMATS:
             raise BenchFileError(f"unknown format {tool!r}; known: {', '.join(sorted(FORMATS))}")
@@ -124,55 +147,199 @@ def read_bench_file(path: Path, tool: str | None = None) -> list[BenchRun]:
     return matches[0].read(raw, path.name)
 
 
+def known_formats() -> dict[str, BenchFormat]:
+    """Every registered format by name, the reader modules loaded."""
+    _load_readers()
+    return FORMATS
+
+
 def _load_readers() -> None:
     """Import the reader modules (each registers itself); a function so importing the package
     costs nothing for commands that never read a result file."""
     from kvrecords.dataset.bench import readers  # noqa: F401
 
 
-def load_json(raw: bytes) -> Any:
-    """Strict JSON: UTF-8, finite numbers only, at most MAX_JSON_DEPTH levels, errors located."""
+def load_json(raw: bytes, *, infinity: bool = False) -> Any:
+    """Strict JSON: UTF-8, finite numbers only, at most MAX_JSON_DEPTH levels, errors located.
+
+    ``infinity`` reads the literals ``Infinity`` and ``-Infinity`` as infinities: Python's
+    json module writes a float('inf') setting that way (SGLang's ``request_rate`` when every
+    request is sent at once), so a reader that takes them checks where they stand. ``NaN`` and
+    a number beyond a double (``1e400``) are always refused.
+    """
+    text = decode_text(raw)
+    refused: list[str] = []  # the literal that stopped the decoder, to find it in the text
+
+    def constant(name: str) -> float:
+        if infinity and name in ("Infinity", "-Infinity"):
+            return math.inf if name == "Infinity" else -math.inf
+        refused.append(name)
+        raise ValueError(f"{name} is not a number a benchmark can report")
+
+    def finite(number: str) -> float:
+        value = WrittenFloat(number)
+        if not math.isfinite(value):
+            refused.append(number)
+            raise ValueError(f"{number} is beyond a finite double")
+        return value
+
     try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise BenchFileError(f"not UTF-8 (byte {error.start})") from None
-    try:
-        data = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+        data = json.loads(text, parse_constant=constant, parse_float=finite, parse_int=WrittenInt)
     except json.JSONDecodeError as error:
         raise BenchFileError(f"not JSON: {error.msg}", error.lineno, error.colno) from None
     except RecursionError:
-        raise BenchFileError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
-    except ValueError as error:  # a constant or infinity refused below, a huge integer
+        raise _too_deep(text) from None
+    except ValueError as error:  # a constant or infinity refused above, a huge integer
         message = str(error)
+        line, column = _literal_position(text, refused[-1]) if refused else (1, 1)
         if "integer string conversion" in message:
             message = "an integer of more than 4,300 digits is not a figure"
-        raise BenchFileError(message) from None
+            digits = re.search(r"[0-9]{4301}", text)  # the first run of digits that long
+            line, column = _position(text, digits.start()) if digits else (1, 1)
+        raise BenchFileError(message, line, column) from None
     if _depth(data) > MAX_JSON_DEPTH:
-        raise BenchFileError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+        raise _too_deep(text)
     return data
 
 
-def load_json_lines(raw: bytes) -> list[tuple[int, Any]]:
+def load_json_lines(raw: bytes, *, infinity: bool = False) -> list[tuple[int, Any]]:
     """A JSON Lines file: (line number, value) for each non-blank line."""
     values: list[tuple[int, Any]] = []
     for number, line in enumerate(raw.split(b"\n"), start=1):
         if line.strip():
             try:
-                values.append((number, load_json(line)))
+                values.append((number, load_json(line, infinity=infinity)))
             except BenchFileError as error:
                 raise BenchFileError(error.message, number, error.column, error.key) from None
     return values
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number a benchmark can report")
+class WrittenFloat(float):
+    """A float that keeps the text the file wrote it as (``140.341520``, not ``140.34152``)."""
+
+    written: str
+
+    def __new__(cls, text: str) -> WrittenFloat:
+        number = super().__new__(cls, text)
+        number.written = text
+        return number
 
 
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text} is beyond a finite double")
-    return value
+class WrittenInt(int):
+    """An integer that keeps the text the file wrote it as."""
+
+    written: str
+
+    def __new__(cls, text: str) -> WrittenInt:
+        number = super().__new__(cls, text)
+        number.written = text
+        return number
+
+
+def written(value: Any) -> str:
+    """A value as the file wrote it: the JSON text of a number, a string as it is."""
+    text = getattr(value, "written", None)
+    if text is not None:
+        return str(text)
+    if isinstance(value, float) and math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def decode_text(raw: bytes) -> str:
+    """The file's text: UTF-8 (a byte-order mark allowed), else an error at the bad byte."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        before = raw[: error.start].decode("utf-8", "replace")
+        line, column = _position(before, len(before))
+        raise BenchFileError(f"not UTF-8 (byte {error.start})", line, column) from None
+
+
+# A JSON string, or one of the structural characters: what a scan needs to follow the nesting
+# without decoding values. No nested repetition: linear in the text.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]')
+
+
+def locate(text: str, key: str) -> tuple[int, int]:
+    """Line and column (1-based) where ``key`` ('median_ttft_ms', '[2].avg_ts',
+    'benchmarks[0].metrics.ttft') stands in the JSON ``text``: the key of an object member, the
+    first character of an array element; (1, 1) when it is not there. One pass, stops there."""
+    target = _key_parts(key)
+    frames: list[list[Any]] = []  # [is_object, key or index, expecting a key]
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token == "{":
+            frames.append([True, None, True])
+        elif token == "[":
+            frames.append([False, 0, False])
+            if _path(frames) == target:
+                return _position(text, _value_start(text, match.end()))
+        elif token in "}]":
+            if frames:
+                frames.pop()
+        elif token == ",":
+            if frames and frames[-1][0]:
+                frames[-1][2] = True
+            elif frames:
+                frames[-1][1] += 1
+                if _path(frames) == target:
+                    return _position(text, _value_start(text, match.end()))
+        elif token == ":":
+            if frames and frames[-1][0] and _path(frames) == target:
+                return _position(text, frames[-1][3])
+        elif frames and frames[-1][0] and frames[-1][2]:  # a member's name
+            frames[-1][1:] = [json.loads(token), False, match.start()]
+    return 1, 1
+
+
+def _key_parts(key: str) -> tuple[str | int, ...]:
+    parts: list[str | int] = []
+    for name, index in re.findall(r"([^.\[\]]+)|\[([0-9]+)\]", key):
+        parts.append(int(index) if index else name)
+    return tuple(parts)
+
+
+def _path(frames: list[list[Any]]) -> tuple[str | int, ...]:
+    return tuple(frame[1] for frame in frames)
+
+
+def _value_start(text: str, offset: int) -> int:
+    while offset < len(text) and text[offset] in " \t\r\n":
+        offset += 1
+    return offset
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of ``offset`` in ``text``."""
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _too_deep(text: str) -> BenchFileError:
+    """Where the nesting first goes past MAX_JSON_DEPTH, found by one scan that stops there."""
+    depth = 0
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in "{[":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                line, column = _position(text, match.start())
+                return BenchFileError(f"nested deeper than {MAX_JSON_DEPTH} levels", line, column)
+        elif token in "}]":
+            depth -= 1
+    return BenchFileError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+
+
+def _literal_position(text: str, literal: str) -> tuple[int, int]:
+    """Where ``literal`` (NaN, Infinity, 1e400) first stands outside a string."""
+    pattern = re.compile(
+        r'"(?:[^"\\]|\\.)*"|(?<![0-9A-Za-z.+-])(' + re.escape(literal) + r")(?![0-9A-Za-z.])"
+    )
+    for match in pattern.finditer(text):
+        if match.group(1):
+            return _position(text, match.start(1))
+    return 1, 1
 
 
 def _depth(data: Any) -> int:

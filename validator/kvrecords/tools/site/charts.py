@@ -12,18 +12,29 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
+from fractions import Fraction
 from typing import NamedTuple
 
 from markupsafe import Markup
 
-from kvrecords.kv.arithmetic import group_cost, kv_report, parse_element_type
+from kvrecords.kv.arithmetic import (
+    ElementType,
+    default_state_dtype,
+    group_cost,
+    kv_report,
+    parse_element_type,
+)
 from kvrecords.kv.geometry import LeafGroup, Model
 from kvrecords.tools.site.formatting import Position, format_bytes, format_tokens, number
 
 BF16 = parse_element_type("bf16")
+FP8 = parse_element_type("fp8")
 WIDTH = 900
 TOTAL = "total (KV + state)"
 TOTAL_COLOUR = "#1b1f24"
+FP8_COLOUR = "#d62728"
+NEED_COLOUR = "#6f42c1"  # the weights with the cache: what one sequence needs in memory
+MEMORY_COLOUR = "#57606a"  # what a set of accelerators holds
 # Attention families for the overview chart, with colours readable in greyscale print too.
 FAMILIES = {
     "full": ("full attention", "#1f77b4"),
@@ -552,6 +563,32 @@ def sample_contexts(max_context: int, windows: Iterable[int]) -> list[int]:
 Series = tuple[str, list[float | None], bool]  # label, a value per context, dashed
 
 
+class Memory(NamedTuple):
+    """A memory line on a model's chart, drawn across every context."""
+
+    label: str  # the legend's: 'usable memory of 8 x NVIDIA H100 SXM5 80GB'
+    bytes: float
+    short: str = ""  # written on the line: '8 x h100-sxm'
+
+
+def _totals(
+    model: Model, dtype: ElementType, contexts: Sequence[int], state_known: bool = True
+) -> list[float | None]:
+    """KV at each context in ``dtype`` plus the fixed state in the model's own state dtype;
+    the KV alone when ``state_known`` is false."""
+    totals: list[float | None] = []
+    for context in contexts:
+        report = kv_report(model, dtype, context)
+        kv, state = report.kv_bytes_at_context, report.fixed_state_bytes
+        if not state_known:
+            state = Fraction(0)
+        totals.append(None if kv is None or state is None else float(kv + state))
+    return totals
+
+
+UNCOUNTED_STATE = " (the state is unknown: not counted)"
+
+
 def _model_series(model: Model, contexts: Sequence[int]) -> tuple[list[Series], list[str]]:
     """Each leaf group's growth and constant state, the total; and the groups not drawn."""
     series: list[Series] = []
@@ -569,17 +606,30 @@ def _model_series(model: Model, contexts: Sequence[int]) -> tuple[list[Series], 
             label = f"{leaf.kind} state, group {index + 1} (constant)"
             series.append((label, [float(state)] * len(contexts), True))
     if len(series) > 1:
-        totals: list[float | None] = []
-        for context in contexts:
-            report = kv_report(model, BF16, context)
-            kv, state = report.kv_bytes_at_context, report.fixed_state_bytes
-            totals.append(None if kv is None or state is None else float(kv + state))
-        series.append((TOTAL, totals, False))
+        series.append((TOTAL, _totals(model, BF16, contexts), False))
+    elif series and not unknown:  # one growing group and no state: its line is the total
+        label, values, dashed = series[0]
+        series[0] = (f"{label}, the total", values, dashed)
     return series, unknown
 
 
-def model_chart(model: Model, max_context: int) -> Chart:
-    """KV bytes (bf16) against context for one model: each leaf group, the state and the total."""
+def fp8_label(model: Model, state_known: bool) -> str:
+    if not state_known:
+        return "KV in fp8" + UNCOUNTED_STATE
+    has_state = any(leaf.state_elements() for leaf in model.leaf_groups())
+    state = f", state in {default_state_dtype(model).name}" if has_state else ""
+    return f"total, fp8 KV{state}"
+
+
+def model_chart(
+    model: Model,
+    max_context: int,
+    weights: Memory | None = None,
+    memories: Sequence[Memory] = (),
+) -> Chart:
+    """KV bytes against context for one model: each leaf group (bf16), its state, the total
+    in bf16 and in fp8; with ``weights``, the weights plus the bf16 total (what one sequence
+    needs); and each of ``memories`` across every context (what accelerators hold)."""
     title = f"KV bytes against context, {model.id}"
     windows = (leaf.window for leaf in model.leaf_groups() if leaf.window is not None)
     contexts = sample_contexts(max_context, windows)
@@ -588,6 +638,21 @@ def model_chart(model: Model, max_context: int) -> Chart:
         TOTAL_COLOUR if label == TOTAL else SERIES_COLOURS[i % len(SERIES_COLOURS)]
         for i, (label, _, _) in enumerate(series)
     ]
+    state_known = kv_report(model, BF16, 1).fixed_state_bytes is not None
+    bf16_totals = _totals(model, BF16, contexts, state_known)
+    if any(bf16_totals):
+        series.append(
+            (fp8_label(model, state_known), _totals(model, FP8, contexts, state_known), False)
+        )
+        colours.append(FP8_COLOUR)
+        if weights is not None:
+            need = [None if v is None else v + weights.bytes for v in bf16_totals]
+            label = weights.label + ("" if state_known else UNCOUNTED_STATE)
+            series.append((label, need, False))
+            colours.append(NEED_COLOUR)
+        for memory in memories:
+            series.append((memory.label, [memory.bytes] * len(contexts), True))
+            colours.append(MEMORY_COLOUR)
     left, right = 90, 840
     entries = [(label, colour) for (label, _, _), colour in zip(series, colours, strict=True)]
     parts, top = legend(entries, left, 14, right, [dashed for _, _, dashed in series])
@@ -604,7 +669,7 @@ def model_chart(model: Model, max_context: int) -> Chart:
         x_ticks.append(float(contexts[-1]))
     parts += x_axis(box, x_ticks, x_scale.at, format_tokens)
     parts.append(x_title(box, "context (tokens, log scale)"))
-    parts += y_axis(box, y_scale.ticks(4), y_scale.at, format_bytes, "KV bytes (bf16, log scale)")
+    parts += y_axis(box, y_scale.ticks(4), y_scale.at, format_bytes, "bytes (log scale)")
     for (label, line_values, dashed), colour in zip(series, colours, strict=True):
         points = " ".join(
             f"{x_scale.at(c):.1f},{y_scale.at(v):.1f}"
@@ -619,11 +684,33 @@ def model_chart(model: Model, max_context: int) -> Chart:
                 colour, 3.5 if label == TOTAL else 2.5, "6 4" if dashed else "none", points, label
             )
         )
+    # each memory line named on the line, since all are one grey; a label that would sit on
+    # the one below moves right of it
+    label_x, label_y, label_end = 0.0, math.inf, float(left)
+    for memory in memories if any(bf16_totals) else ():
+        y = y_scale.at(memory.bytes) - 4
+        label = f"{memory.short or memory.label}: {format_bytes(memory.bytes)}"
+        label_x = label_end + 16 if abs(label_y - y) < 12 else left + 6
+        label_y, label_end = y, label_x + 6.5 * len(label)
+        parts.append(text(label_x, y, label, "value", "start"))
     caption = (
-        f"KV bytes of one sequence in bf16 from 1K to {format_tokens(contexts[-1])} tokens. "
-        "Full attention and MLA grow with the context; a sliding window stops growing at its "
-        "window; linear-attention and Mamba state is constant."
+        f"KV bytes of one sequence from 1K to {format_tokens(contexts[-1])} tokens: each layer "
+        "group in bf16, the total in bf16 and in fp8 (half the bytes of each cached value; a "
+        "state stays in the model's dtype). Full attention and MLA grow with the context; a "
+        "sliding window stops growing at its window; linear-attention and Mamba state is "
+        "constant."
     )
+    if weights is not None and any(bf16_totals):
+        caption += (
+            f" '{weights.label}' is the weights ({format_bytes(weights.bytes)}) plus the bf16 "
+            "total: what one sequence needs in memory before activations and the engine's own."
+        )
+    if memories and any(bf16_totals):
+        caption += (
+            " The dashed grey lines are the usable memory of the accelerator sets this model's "
+            "records ran on: where the need crosses one, one sequence no longer fits there; "
+            "each further user adds the KV total again (the planner pages answer for users)."
+        )
     if unknown:
         caption += " Not drawn, a dimension is unknown: " + ", ".join(unknown) + "."
     return Chart("chart-model", title, svg(box.bottom + 60, title, parts), caption)

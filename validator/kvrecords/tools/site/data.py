@@ -27,11 +27,18 @@ from kvrecords.dataset.records import basis_report, run_by_id
 from kvrecords.dataset.records import runs as run_list
 from kvrecords.dataset.schemas import schema_problems
 from kvrecords.kv.arithmetic import group_cost, kv_report, parse_element_type
-from kvrecords.kv.geometry import LeafGroup, Model, Parallel
+from kvrecords.kv.geometry import IndexerKeys, LeafGroup, Model, Parallel
 from kvrecords.kv.hardware import Hardware
 from kvrecords.kv.metrics import BY_NAME
 from kvrecords.tools.export import record_row
-from kvrecords.tools.site.figures import Change, RunPoint, changes, headline_change, run_points
+from kvrecords.tools.site.figures import (
+    Change,
+    RunPoint,
+    changes,
+    chosen_metric,
+    headline_change,
+    run_points,
+)
 from kvrecords.tools.site.formatting import (
     format_bytes,
     measured,
@@ -76,7 +83,13 @@ class CardFigure(NamedTuple):
 
 CARD = (
     ("measured_ttft_ms_at_ctx", "TTFT at context (ms)", "ms"),
-    ("measured_tps_at_ctx", "decode at context (tokens/s)", "tokens/s"),
+    # the card's rate is a decode rate per sequence, else aggregate output throughput (KV803):
+    # the metric beside it says which
+    (
+        "measured_tps_at_ctx",
+        "tokens/s at context (per user or aggregate: see the metric)",
+        "tokens/s",
+    ),
 )
 
 
@@ -96,6 +109,46 @@ def card_figures(data: Mapping[str, Any], reasons: Mapping[str, str]) -> tuple[C
         which = f"{metric['name']} ({metric['statistic']})" if metric else ""
         figures.append(CardFigure(label, value, which, reasons.get(field, "")))
     return tuple(figures)
+
+
+class Rate(NamedTuple):
+    """One rate of the headline run, in a column that holds that one quantity."""
+
+    value: Any  # as written; None when the headline run does not state it
+    metric: str  # 'decode_tokens_per_s (median)'; '' when not stated
+    reason: str  # why the cell is empty, when the other scope's rate is stated; else ''
+
+
+# The index's two rate columns: one sequence's decode rate, and the run's aggregate output.
+RATES = ("decode_tokens_per_s", "output_tokens_per_s")
+OTHER_SCOPE = {
+    "decode_tokens_per_s": "aggregate only: see output throughput",
+    "output_tokens_per_s": "per user only: see decode per user",
+}
+
+
+def headline_rates(data: Mapping[str, Any], card: Sequence[CardFigure]) -> tuple[Rate, ...]:
+    """The headline run's decode rate per sequence and its aggregate output throughput, each
+    the figure the card repeats when the card repeats that metric, else the run's single,
+    median or mean figure (``figures.chosen_metric``)."""
+    headline = run_by_id(dict(data)).get(data.get("headline_run", ""))
+    card_rate = card[-1]
+    found = {}
+    for name in RATES:
+        if card_rate.value is not None and card_rate.metric.startswith(f"{name} ("):
+            found[name] = Rate(card_rate.value, card_rate.metric, "")
+            continue
+        metric = chosen_metric(headline, name) if headline is not None else None
+        if metric is None:
+            found[name] = Rate(None, "", "")
+        else:
+            found[name] = Rate(metric["value"], f"{name} ({metric['statistic']})", "")
+    return tuple(
+        rate
+        if rate.value is not None or all(found[n].value is None for n in RATES)
+        else rate._replace(reason=OTHER_SCOPE[name])
+        for name, rate in found.items()
+    )
 
 
 class KvAtContext(NamedTuple):
@@ -158,6 +211,7 @@ class RecordEntry:
     changes: tuple[Change, ...]  # each baseline-to-treatment comparison as a gain
     headline_change: Change | None  # the change the record's row shows
     card: tuple[CardFigure, ...]
+    rates: tuple[Rate, ...]  # the index's decode per user and aggregate output (``RATES``)
     context: Any  # the record's context as written (``record_context``)
     kv: KvAtContext
 
@@ -204,14 +258,30 @@ class GroupRow(NamedTuple):
     formula: str
 
 
-def _dimensions(leaf: LeafGroup) -> str:
-    skip = {"layers"} if leaf.kind == "sliding_window" else {"layers", "window"}
-    parts = []
-    for name, value in zip(leaf._fields, leaf, strict=True):
-        if name in skip or (name in ("v_head_dim", "window") and value is None):
+# What a group may have or not: absent (None), the model has none (V as wide as K, no window,
+# no indexer, indexer keys in the basis's dtype); any other None is a dimension the model has
+# and its source does not publish.
+OPTIONAL_DIMENSIONS = frozenset({"v_head_dim", "window", "indexer", "dtype"})
+
+
+def dimension_parts(group: NamedTuple, prefix: str = "") -> list[tuple[str, str]]:
+    """A group's dimensions by the model file's names ('kv_heads', 'indexer.head_dim'), each
+    with its value, or 'unknown' where the model has it and the source does not publish it."""
+    parts: list[tuple[str, str]] = []
+    for name, value in zip(group._fields, group, strict=True):
+        if name == "layers" or (value is None and name in OPTIONAL_DIMENSIONS):
             continue
-        parts.append(f"{name} {'?' if value is None else value}")
-    return ", ".join(parts) or "none"
+        if name == "window" and getattr(group, "kind", "") != "sliding_window":
+            continue  # every kind but a window's carries window None
+        if isinstance(value, IndexerKeys):
+            parts += dimension_parts(value, f"{prefix}{name}.")
+            continue
+        parts.append((f"{prefix}{name}", "unknown" if value is None else str(value)))
+    return parts
+
+
+def _dimensions(leaf: LeafGroup) -> str:
+    return ", ".join(f"{name} {value}" for name, value in dimension_parts(leaf)) or "none"
 
 
 @dataclass(frozen=True)
@@ -220,6 +290,7 @@ class ModelEntry:
     model: Model
     data: dict[str, Any]
     records: tuple[RecordEntry, ...]
+    siblings: tuple[str, ...] = ()  # the other models of the same cache geometry, by id
 
     @property
     def page(self) -> str:
@@ -268,6 +339,9 @@ class ModelEntry:
 # ---------------------------------------------------------------- the whole site
 
 SAME_TECHNIQUES = "same techniques, another setting"
+# A baseline run that leaves its techniques out has none by the schema's default, but what it
+# had is then the record's silence, not a statement: its changes are credited to no technique.
+UNSTATED_BASELINE = "baseline techniques not stated"
 
 
 @dataclass(frozen=True)
@@ -285,12 +359,19 @@ class HardwarePage:
         return page_name(self.hardware_class.id)
 
     def by_technique(self) -> list[tuple[str, list[Change]]]:
-        """Each technique a treatment added, with its changes ranked: most times better first."""
+        """Each technique a comparison's arms differ by, with its changes ranked: most times
+        better first; then the changes whose arms differ by none, and those whose baseline
+        does not say."""
         grouped: dict[str, list[Change]] = {}
         for change in self.changes:
-            for technique in change.added or (SAME_TECHNIQUES,):
+            if not change.baseline_stated:
+                found: tuple[str, ...] = (UNSTATED_BASELINE,)
+            else:
+                found = change.added or (SAME_TECHNIQUES,)
+            for technique in found:
                 grouped.setdefault(technique, []).append(change)
-        ordered = sorted(grouped, key=lambda t: (t == SAME_TECHNIQUES, t))
+        last = (SAME_TECHNIQUES, UNSTATED_BASELINE)
+        ordered = sorted(grouped, key=lambda t: (t in last, last.index(t) if t in last else 0, t))
         return [
             (t, sorted(grouped[t], key=lambda c: (-c.gain.at, c.record, c.to_id))) for t in ordered
         ]
@@ -370,6 +451,7 @@ def _read_record(
         else ()
     )
     shown_context, where = record_context(data)
+    card = card_figures(data, reasons)
     return RecordEntry(
         row=row,
         data=data,
@@ -384,7 +466,8 @@ def _read_record(
         points=run_points(data, slug(data["id"]), list(runs.values()), run_placements),
         changes=record_changes,
         headline_change=headline_change(record_changes, data.get("headline_run")),
-        card=card_figures(data, reasons),
+        card=card,
+        rates=headline_rates(data, card),
         context=shown_context,
         kv=kv_at_context(data, model, shown_context, where),
     )
@@ -417,6 +500,22 @@ def _hardware_pages(records: Sequence[RecordEntry]) -> tuple[HardwarePage, ...]:
     )
 
 
+def geometry_siblings(models: Mapping[str, Model]) -> dict[str, tuple[str, ...]]:
+    """For each model, the others whose cache geometry is the same (``Model.cache_shape``),
+    whatever their names: a record of one measures a cache of the other's bytes. A model with
+    an unpublished cache dimension has none (its shape is not known)."""
+    by_shape: dict[tuple[str, ...], list[str]] = {}
+    for model_id, model in sorted(models.items()):
+        if not any(field.startswith("layer_groups") for field in model.unknown):
+            by_shape.setdefault(model.cache_shape(), []).append(model_id)
+    return {
+        model_id: tuple(other for other in same if other != model_id)
+        for same in by_shape.values()
+        for model_id in same
+        if len(same) > 1
+    }
+
+
 def gather(root: Path) -> SiteData:
     """Read the dataset at ``root`` once and derive everything the pages show."""
     root = root.resolve()
@@ -433,8 +532,11 @@ def gather(root: Path) -> SiteData:
     by_model: dict[str, list[RecordEntry]] = {}
     for entry in records:
         by_model.setdefault(entry.row["model"], []).append(entry)
+    shapes = geometry_siblings({model_id: model for model_id, (model, _) in models.items()})
     model_entries = tuple(
-        ModelEntry(model_id, model, data, tuple(by_model.get(model_id, ())))
+        ModelEntry(
+            model_id, model, data, tuple(by_model.get(model_id, ())), shapes.get(model_id, ())
+        )
         for model_id, (model, data) in models.items()
     )
     return SiteData(tuple(records), model_entries, _hardware_pages(records), hardware.files)

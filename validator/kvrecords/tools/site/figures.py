@@ -8,7 +8,8 @@
   bought: how many times better it is than the baseline, read from the figure the source
   states (the validator has checked it against the runs where both give the metric). A time or
   a size (the vocabulary's ``lower_is_better``) is better when it falls, any other metric when
-  it rises, as a stated speedup already counts it.
+  it rises, as a stated speedup already counts it. What a change is credited to is what its
+  two arms differ by (``technique_difference``), never the record's techniques alone.
 """
 
 from __future__ import annotations
@@ -18,21 +19,13 @@ from fractions import Fraction
 from typing import Any, NamedTuple
 
 from kvrecords.checks.runs import Comparison, Stated, stated_comparison
-from kvrecords.dataset.records import Run
+from kvrecords.dataset.records import ARCHITECTURE, BASELINE, Run, run_model, technique_difference
 from kvrecords.kv.metrics import BY_NAME
 from kvrecords.tools.site.formatting import Position, measured, position
 from kvrecords.tools.site.hardware import Placement
 
 CENTRAL = ("single", "median", "p50", "mean", "harmonic_mean", "not_stated")
 PLOTTED = ("ttft_ms", "decode_tokens_per_s")
-BASELINE = "baseline"
-
-
-# What the model is rather than what serving switches on: a chart's series leaves these out
-# (a run's tooltip and page still name them) unless a run has nothing else.
-ARCHITECTURE = frozenset(
-    {"mla", "sliding_window", "hybrid_linear_attention", "sparse_attention", "kv_sharing"}
-)
 
 
 def technique_series(techniques: Sequence[str]) -> str:
@@ -79,7 +72,9 @@ class RunPoint(NamedTuple):
         )
 
 
-def _chosen(run: Run, name: str) -> dict[str, Any] | None:
+def chosen_metric(run: Run, name: str) -> dict[str, Any] | None:
+    """The run's figure of metric ``name`` a chart or a column shows: its single, median or
+    mean figure, in ``CENTRAL``'s order, else the first it states; None when it has none."""
     metrics: list[dict[str, Any]] = [m for m in run.stated.get("metrics", []) if m["name"] == name]
     for statistic in CENTRAL:
         for metric in metrics:
@@ -95,7 +90,7 @@ def run_points(
     points = []
     for run in runs:
         for name in PLOTTED:
-            metric = _chosen(run, name)
+            metric = chosen_metric(run, name)
             y = position(metric["value"]) if metric else None
             if metric is None or y is None or y.at <= 0:
                 continue
@@ -150,10 +145,26 @@ class Change(NamedTuple):
     to_id: str
     to_label: str
     gain: Position  # times better than the baseline
-    added: tuple[str, ...]  # the techniques the treatment has and the baseline has not
+    added: tuple[str, ...]  # the techniques the arms differ by (``technique_difference``)
+    baseline_stated: bool  # the baseline run states its techniques
     context: Any  # the treatment run's context as written
     class_id: str | None  # where the treatment run ran
     recomputed: str  # the validator's figure from the runs, '' when stated only
+    model: str  # the treatment run's model id
+    from_model: str  # the baseline run's
+    accelerators: int | None  # the treatment run's accelerator count (None: not stated)
+    from_accelerators: int | None  # the baseline run's
+
+    @property
+    def accelerators_text(self) -> str:
+        """'8', 'not stated', or '1 → 16' when the arms ran on different counts."""
+
+        def shown(count: int | None) -> str:
+            return "not stated" if count is None else str(count)
+
+        if self.accelerators == self.from_accelerators:
+            return shown(self.accelerators)
+        return f"{shown(self.from_accelerators)} → {shown(self.accelerators)}"
 
     @property
     def family(self) -> str:
@@ -223,6 +234,13 @@ def gain(kind: str, metric: str, stated: str) -> Position | None:
     return found
 
 
+def run_count(run: Run, record: dict[str, Any]) -> int | None:
+    """How many accelerators a run ran on: its hardware's count, else the record's."""
+    hardware = run.stated.get("hardware") or record["methodology"]["hardware"]
+    count = hardware.get("count")
+    return count if isinstance(count, int) and not isinstance(count, bool) else None
+
+
 def changes(
     slug: str,
     comparisons: Sequence[Comparison],
@@ -243,8 +261,6 @@ def changes(
         times = gain(stated["kind"], stated["metric"], stated["stated"])
         if times is None:
             continue
-        before = set(start.techniques)
-        added = tuple(t for t in end.techniques if t not in before and t != BASELINE)
         found.append(
             Change(
                 slug,
@@ -257,10 +273,15 @@ def changes(
                 end.id,
                 end.stated["label"],
                 times,
-                added,
+                technique_difference(start, end, record),
+                "techniques" in start.stated,
                 end.context(record),
                 placements[end.id].class_id,
                 recomputed.get(comparison.position, ""),
+                run_model(end, record),
+                run_model(start, record),
+                run_count(end, record),
+                run_count(start, record),
             )
         )
     return tuple(found)

@@ -12,6 +12,7 @@ from urllib.parse import quote
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
+from kvrecords.kv.weights import ParameterBillions, parameter_billions, weight_bytes, weight_format
 from kvrecords.runner.reporters import counted
 from kvrecords.tools.site.charts import (
     FAMILIES,
@@ -19,6 +20,7 @@ from kvrecords.tools.site.charts import (
     ChangeRow,
     Chart,
     Dot,
+    Memory,
     ModelBar,
     attention_family,
     bytes_per_token_chart,
@@ -42,6 +44,7 @@ from kvrecords.tools.site.planner import USERS, PlannerPage
 from kvrecords.tools.site.runs import setting_text
 
 UP = "../"
+SIXTEEN_BIT_WEIGHTS = weight_format("bf16")
 SERIES = (
     "A run's colour and shape are what it switches on in serving (prefix caching, offload, "
     "quantization...); the model's own design (MLA, sliding windows, linear or sparse "
@@ -257,6 +260,26 @@ class Pages:
             changes=chart if rows else None,
         )
 
+    def model_memory(self, entry: ModelEntry) -> tuple[Memory | None, list[Memory]]:
+        """The chart's memory lines: the weights at 16 bits (the model's total parameters),
+        and the usable memory of each accelerator set the model's planner pages answer for."""
+        weights = None
+        count = parameter_billions(entry.model.parameters, "total", entry.id)
+        if isinstance(count, ParameterBillions) and SIXTEEN_BIT_WEIGHTS is not None:
+            held = weight_bytes(count.likely, SIXTEEN_BIT_WEIGHTS)
+            weights = Memory(
+                f"weights (bf16, {number(count.likely)}B params) + KV total, one sequence",
+                float(held),
+            )
+        memories = {}
+        for page in self.planners:
+            usable = page.hardware.usable_memory_bytes
+            if page.model.id == entry.id and usable is not None:
+                label = f"usable memory of {page.devices} x {page.hardware.name}"
+                short = f"{page.devices} x {page.hardware.id}"
+                memories[label] = Memory(label, float(usable * page.devices), short)
+        return weights, sorted(memories.values(), key=lambda m: m.bytes)
+
     def model(self, entry: ModelEntry) -> str:
         per_token = entry.bytes_per_token
         per_token_text = "unknown"
@@ -268,8 +291,11 @@ class Pages:
             entry=entry,
             family=FAMILIES[attention_family(entry.model)][0],
             per_token=per_token_text,
-            model_chart=model_chart(entry.model, entry.chart_max_context),
+            model_chart=model_chart(
+                entry.model, entry.chart_max_context, *self.model_memory(entry)
+            ),
             planners=[page for page in self.planners if page.model.id == entry.id],
+            siblings=[model for model in self.site.models if model.id in entry.siblings],
         )
 
     def document(self, page: DocumentPage) -> str:
@@ -289,19 +315,14 @@ class Pages:
 
     def hardware(self, page: HardwarePage) -> str:
         rows = record_change_rows(page.records, UP, page.hardware_class.id)
-        record_rows = {entry.slug: entry.row for entry in page.records}
         return self.env.get_template("hardware.html").render(
             title=f"{page.hardware_class.name}: what each technique bought",
             root=UP,
             page=page,
-            record_rows=record_rows,
-            rank_models=sorted({row["model"] for row in record_rows.values()}),
+            # the ranking's filters: each treatment run's model and accelerator count
+            rank_models=sorted({change.model for change in page.changes}),
             rank_counts=sorted(
-                {
-                    row["accelerator_count"]
-                    for row in record_rows.values()
-                    if row["accelerator_count"]
-                }
+                {c.accelerators for c in page.changes if c.accelerators is not None}
             ),
             context_charts=context_charts(page.points, UP),
             changes=change_chart(

@@ -1,1 +1,3 @@
-"""Every benchmark result format the dataset reads; importing this package registers them."""
+"""The reader modules; importing one registers its format (``register`` in the package)."""
+
+from kvrecords.dataset.bench.readers import llama_bench, sglang, vllm  # noqa: F401

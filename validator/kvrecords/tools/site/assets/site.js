@@ -135,13 +135,29 @@
   if (!model || !count) {
     return;
   }
+  const shown = document.getElementById("rank-shown");
   function applyRankFilters() {
-    document.querySelectorAll("table.by-technique tbody tr").forEach((row) => {
-      const show =
-        (model.value === "" || row.dataset.model === model.value) &&
-        (count.value === "" || row.dataset.count === count.value);
-      row.hidden = !show;
+    let visible = 0;
+    let total = 0;
+    document.querySelectorAll("table.by-technique").forEach((table) => {
+      let here = 0;
+      table.querySelectorAll("tbody tr").forEach((row) => {
+        const show =
+          (model.value === "" || row.dataset.model === model.value) &&
+          (count.value === "" || row.dataset.count === count.value);
+        row.hidden = !show;
+        here += show ? 1 : 0;
+        total += 1;
+      });
+      visible += here;
+      // a technique with no comparison left is hidden, heading and all
+      const wrap = table.closest(".table-wrap");
+      wrap.hidden = here === 0;
+      wrap.previousElementSibling.hidden = here === 0;
     });
+    if (shown) {
+      shown.textContent = visible + " of " + total + " comparisons shown";
+    }
   }
   model.addEventListener("change", applyRankFilters);
   count.addEventListener("change", applyRankFilters);
