@@ -39,8 +39,9 @@ MEMORY_FIGURES = Rule(
     "member.",
     "hardware: {accelerator: h100-sxm, count: 1}\nmetrics:\n  - {name: peak_memory_bytes, "
     "statistic: max, value: 71.2 GiB}",
-    "value: 95.2 GiB\n# KV707 run 'main': peak_memory_bytes 95.2 GiB is above the memory of "
-    "its accelerators on any reading: 95.20 GiB is 120% of 1 x 79.65 GiB",
+    "value: 95.2 GiB\n# KV707 run 'main': memory peak_memory_bytes is above the memory of its "
+    "accelerators on any reading: peak_memory_bytes 95.20 GiB is 120% of 1 x 79.65 GiB "
+    "(hardware/h100-sxm.yaml usable_gib 79.65 GiB)",
 )
 
 # Figures the engine prints for one device (vLLM's worker lines), whatever the device count.
