@@ -27,7 +27,9 @@ The relations, and how far each statistic lets them go:
 - an acceptance length is at least 1 (the target's own token) and at most draft_tokens + 1;
 - vLLM's 'Maximum concurrency for N tokens per request: Mx' is its pool in tokens (the KV
   cache size line, or blocks x block size) / N, printed to two decimals, for a model whose
-  every layer keeps full-attention or MLA KV (windows and state layers change the count).
+  every layer keeps full-attention or MLA KV (windows and state layers change the count);
+  where the run logged only its KV budget, the pool is at most every device's budget over the
+  fewest bytes a token can take, so M is at most that / N.
 
 A decode rate whose scope is not stated may be an aggregate when the run's concurrency is not
 1, so its contradictions are warnings there; an aggregate rate is not compared.
@@ -43,8 +45,10 @@ from typing import Any, NamedTuple
 from kvrecords.checks.context import RecordContext, value_at
 from kvrecords.dataset.document import JsonPath
 from kvrecords.dataset.records import Measured, Run, runs
+from kvrecords.kv.arithmetic import kv_report, parse_element_type
 from kvrecords.kv.geometry import Attention, MultiHeadLatent
-from kvrecords.kv.units import exact, format_exact
+from kvrecords.kv.units import exact, format_exact, parse_byte_quantity
+from kvrecords.kv.weights import engine_floor
 from kvrecords.problems import Problem, Rule, Severity
 
 RUN_FIGURES = Rule(
@@ -54,7 +58,8 @@ RUN_FIGURES = Rule(
     "decode rate with its TPOT (1000 / TPOT) and with its E2E latency and output length "
     "((output - 1) x 1000 / E2E at least), cached tokens with prompt tokens and the context, "
     "an acceptance length with 1 and draft_tokens + 1, and vLLM's maximum concurrency with "
-    "its pool and the tokens per request it names.",
+    "its pool (or, where only the KV budget is logged, what the budget can hold) and the "
+    "tokens per request it names.",
     "A run that states one fact twice (a rate and its TPOT) shows a copying slip that no "
     "geometry check sees. Exact relations (single figures, a harmonic mean rate against a "
     "mean TPOT) fail as errors; a mean or median rate is only bounded below by 1000 / the "
@@ -389,11 +394,51 @@ def _uniform_cache(record: RecordContext, run: Run) -> bool:
     )
 
 
+def _budget_tokens(record: RecordContext, run: Run) -> tuple[Fraction, str] | None:
+    """The most tokens the run's logged KV budget can hold, when it printed no pool: every
+    device's budget (vLLM prints one device's) over the fewest bytes a token can take (the
+    stated KV dtype, else the smallest the engine offers), the budget at the top of its
+    written precision. Block rounding only lowers the pool, so this bounds it from above."""
+    budget = None
+    for metric in run.stated.get("metrics", []):
+        per_device = metric["name"] == "kv_budget_bytes" or (
+            metric["name"] == "kv_bytes_reported" and metric.get("scope") == "per_device"
+        )
+        quantity = (
+            parse_byte_quantity(metric["value"]) if isinstance(metric["value"], str) else None
+        )
+        if per_device and metric["statistic"] == "single" and quantity is not None:
+            half = Fraction(1, 2 * 10**quantity.number.decimals)
+            budget = ((Fraction(quantity.number.value) + half) * quantity.unit_bytes, str(quantity))
+            break
+    devices = _setting(record, run, "hardware").get("count")
+    if budget is None or not isinstance(devices, int) or isinstance(devices, bool):
+        return None
+    if "kv_dtype" in run.stated and run.stated.get("kv_dtype_stated"):
+        dtype = run.stated["kv_dtype"]
+    elif record.data["kv_bytes_basis"]["dtype_stated"] and "kv_dtype" not in run.stated:
+        dtype = record.data["kv_bytes_basis"]["dtype"]
+    else:
+        dtype = engine_floor((_setting(record, run, "engine") or {}).get("name")).kv_dtype
+    try:
+        per_token = kv_report(record.model, parse_element_type(str(dtype)), 1).bytes_per_token
+    except ValueError:
+        return None  # a dtype of several parts or unknown: no single figure per token
+    if not per_token:
+        return None
+    most = budget[0] * devices / per_token
+    shown = f"{budget[1]} x {devices} device(s) / {format_exact(per_token)} B a token ({dtype})"
+    return most, shown
+
+
 def _max_concurrency(record: RecordContext, run: Run) -> Iterator[Problem]:
     figures = _figures(record, run, "max_concurrency")
     if not figures or not _uniform_cache(record, run):
         return
     pool = _pool_tokens(record, run)
+    bound = None if pool is not None else _budget_tokens(record, run)
+    if bound is not None:
+        yield from _max_concurrency_bound(record, run, figures, *bound)
     if pool is None:
         return
     tokens, pool_text = pool
@@ -415,6 +460,23 @@ def _max_concurrency(record: RecordContext, run: Run) -> Iterator[Problem]:
             f"per request = {format_exact(quotient, 4)} in run '{run.id}'"
         )
         yield _problem(record, figure, message, "error")
+
+
+def _max_concurrency_bound(
+    record: RecordContext, run: Run, figures: list[_Figure], most: Fraction, shown: str
+) -> Iterator[Problem]:
+    for figure in figures:
+        line = _MAX_CONCURRENCY_LINE.search(str(figure.item.stated.get("stated_as", "")))
+        written = _printed(figure)
+        if line is None or written is None or figure.interval.low is None:
+            continue
+        per_request = int(line.group(1).replace(",", "")[:30])
+        if per_request and figure.interval.low > most / per_request:
+            message = (
+                f"max_concurrency is {figure.interval.shown}; {shown} / {per_request:,} tokens "
+                f"per request = {format_exact(most / per_request, 2)} at most in run '{run.id}'"
+            )
+            yield _problem(record, figure, message, "error")
 
 
 def check_run_figures(record: RecordContext) -> Iterator[Problem]:
