@@ -12,6 +12,7 @@ import pytest
 
 from conftest import copy_dataset, run_cli
 from kvrecords.dataset.document import Document, parse_document
+from kvrecords.problems import Problem
 from kvrecords.runner.validate import validate
 
 BENCH = Path(__file__).parent / "fixtures" / "bench"
@@ -67,14 +68,14 @@ def test_llama_bench_draft_holds_each_test_with_its_figures(dataset: Path) -> No
     assert data["kv_bytes_basis"]["bytes_per_token"] == 28 * 4 * 128 * 2 * 2 == 57344
     assert data["measured_tps_at_ctx"] is None  # the headline pp run gives no decode rate
     # unrated, it fails only for the confidence; rated, only for the TODOs a person fills
-    assert [p.code for p in validate(dataset, [path]).problems] == ["KV101"]
+    assert _only_confidence_and_placeholders(validate(dataset, [path]).problems)
     path.write_text(path.read_text().replace("confidence: null", "confidence: 0.5"))
     assert {p.code for p in validate(dataset, [path]).problems} == {"KV206"}
 
 
 def test_vllm_draft_has_a_run_for_each_line_with_its_settings(dataset: Path) -> None:
     path, data = drafted(dataset, "--from-bench", str(VLLM))
-    assert [p.code for p in validate(dataset, [path]).problems] == ["KV101"]  # confidence only
+    assert _only_confidence_and_placeholders(validate(dataset, [path]).problems)
     runs = data["runs"]
     assert len(runs) == 9
     assert data["model"] == "llama-3.2-3b"  # meta-llama/Llama-3.2-3B-Instruct, same geometry
@@ -111,7 +112,7 @@ def test_a_file_naming_no_model_needs_model(dataset: Path) -> None:
 def test_two_files_with_a_baseline_give_two_runs(dataset: Path) -> None:
     """InferenceX's gpt-oss-120b sweep at concurrency 4 (the baseline) and 8."""
     path, data = drafted(dataset, "--from-bench", str(VLLM_CONC8), "--baseline", str(VLLM_CONC4))
-    assert [p.code for p in validate(dataset, [path]).problems] == ["KV101"]  # confidence only
+    assert _only_confidence_and_placeholders(validate(dataset, [path]).problems)
     assert data["model"] == "gpt-oss-120b"  # /models/models--openai--gpt-oss-120b/snapshots/...
     baseline, treated = data["runs"]
     assert (baseline["role"], treated["role"]) == ("baseline", "treatment")
@@ -317,3 +318,10 @@ def test_result_files_follow_from_bench(dataset: Path) -> None:
     assert result.returncode == 2 and "result files follow --from-bench" in result.stderr
     result = run_cli("new", "--baseline", str(LLAMA_JSON), cwd=dataset)
     assert result.returncode == 2 and "go with --from-bench" in result.stderr
+
+
+def _only_confidence_and_placeholders(problems: list[Problem]) -> bool:
+    """What a draft fails for before a person fills it: the confidence to rate (the one schema
+    error) and the placeholders left to write, listed beside it."""
+    codes = [problem.code for problem in problems]
+    return codes.count("KV101") == 1 and set(codes) <= {"KV101", "KV206"}

@@ -73,7 +73,25 @@ def test_explain_suggests_the_record_meant(dataset: Path) -> None:
     ],
 )
 def test_new_suggests_the_id_meant(dataset: Path, options: list[str], hint: str) -> None:
-    done = run_cli("new", "--slug", "a-new-record", *options, cwd=dataset)
+    done = run_cli("new", "--slug", "a-new-record", "--engine", "vllm", *options, cwd=dataset)
     assert done.returncode == 2
     assert hint in done.stderr
     assert not (dataset / "records" / "kv-efficiency" / "a-new-record.yaml").exists()
+
+
+def test_new_never_assumes_an_engine(dataset: Path) -> None:
+    """Without --engine, new names what is missing and writes nothing (it once wrote vllm)."""
+    done = run_cli("new", "--slug", "a-new-record", "--model", "qwen3-8-27b", cwd=dataset)
+    assert done.returncode == 2
+    assert (
+        done.stderr == "kvrecords: give --engine (or --from-issue FILE, or --from-bench FILE...)\n"
+    )
+    assert not (dataset / "records" / "kv-efficiency" / "a-new-record.yaml").exists()
+    done = run_cli("new", cwd=dataset)
+    assert "give --slug, --model and --engine" in done.stderr
+    done = run_cli(
+        "new", "--slug", "a-new-record", "--model", "qwen3-8-27b", "--engine", "sglang", cwd=dataset
+    )
+    assert done.returncode == 0, done.stderr
+    written = (dataset / "records" / "kv-efficiency" / "a-new-record.yaml").read_text()
+    assert "  engine:\n    name: sglang\n" in written

@@ -338,3 +338,78 @@ def test_only_the_pages_deploy_job_may_publish() -> None:
     assert "permissions" not in site["jobs"]["build"]
     assert site["jobs"]["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
     assert not any(step.get("run") for step in site["jobs"]["deploy"]["steps"])
+
+
+def test_a_deleted_model_lists_the_records_that_link_it_and_that_validate_fails_them(
+    repo: Path,
+) -> None:
+    (repo / "models/deepseek-v2.yaml").unlink()
+    record_id = "kv-efficiency/deepseek-v2-mla-8xh800"
+    data = review_json(repo)
+    (removed,) = data["dependencies"]
+    assert removed["change"] == "removed" and removed["dependents"] == [record_id]
+    (record,) = data["records"]
+    assert record["id"] == record_id and record["change"] == "moved"
+    assert record["moved"] == [
+        {
+            "what": "derived figures",
+            "old": "derived",
+            "new": "none: models/deepseek-v2.yaml does not exist",
+        }
+    ]
+    markdown = review(repo).stdout
+    assert "no derived figure moves" not in markdown
+    assert "`kvrecords validate` fails 1 record that links it after this change:" in markdown
+    assert f"- `{record_id}`: `" in markdown and " KV203 " in markdown
+
+
+def test_each_record_shows_the_source_url_and_locator_to_read_it_against(repo: Path) -> None:
+    text = (repo / "records/kv-efficiency/llamacpp-qwen38-27b-q4-rtx3090-128k.yaml").read_text()
+    (repo / "records/kv-efficiency/a-second-look.yaml").write_text(
+        text.replace(f"id: {Q4_ID}", "id: kv-efficiency/a-second-look")
+    )
+    add_copy_of_seed(repo, "no-url")  # the seed has no URL: its citation is shown instead
+    markdown = review(repo).stdout
+    assert (
+        "Source: `https://github.com/noonghunna/club-3090/issues/1111`, at "
+        '`"Prefill performance" and "Decode performance" tables`.'
+    ) in markdown
+    assert "Source: (no URL), at (no locator). Cited as `Senn Tech post dated" in markdown
+    by_id = {r["id"]: r for r in review_json(repo)["records"]}
+    assert by_id["kv-efficiency/a-second-look"]["source"]["url"] == (
+        "https://github.com/noonghunna/club-3090/issues/1111"
+    )
+
+
+def test_commits_made_on_main_are_explained_not_reported_as_no_change(repo: Path) -> None:
+    add_copy_of_seed(repo, "committed-on-main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a record, committed on main")
+    markdown = review(repo).stdout
+    assert "because HEAD is `main`'s own commit" in markdown
+    assert "git switch -c" in markdown and "--base HEAD~1" in markdown
+    assert run_cli("review", "--base", "HEAD~1", cwd=repo).stdout.count("1 record added") == 1
+    # on a branch, the same commit is compared with main as the pull request will be
+    git(repo, "switch", "-q", "-c", "add-my-record", "HEAD")
+    git(repo, "branch", "-q", "-f", "main", "HEAD~1")
+    on_branch = review(repo).stdout
+    assert "1 record added" in on_branch and "own commit" not in on_branch
+
+
+def test_a_sibling_geometry_is_shown_and_its_model_is_a_dependency(repo: Path) -> None:
+    text = (repo / SEED).read_text(encoding="utf-8")
+    path = repo / "records/kv-efficiency/sibling.yaml"
+    path.write_text(
+        text.replace(f"id: {SEED_ID}", "id: kv-efficiency/sibling").replace(
+            "model: qwen3-8-27b\n",
+            "model: qwen3-8-27b\ngeometry_of:\n  model: qwen3.6-35b-a3b\n  reason: A sibling.\n",
+        )
+    )
+    markdown = review(repo).stdout
+    assert "Geometry of `models/qwen3.6-35b-a3b` (checked, KV208): `A sibling.`." in markdown
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a record on a sibling geometry")
+    sibling = repo / "models/qwen3.6-35b-a3b.yaml"
+    sibling.write_text(sibling.read_text().replace("num_layers: 40", "num_layers: 41", 1))
+    (model,) = review_json(repo)["dependencies"]
+    assert "kv-efficiency/sibling" in model["dependents"]

@@ -6,6 +6,7 @@ import builtins
 import html
 import io
 import re
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -16,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import copy_dataset
+from conftest import REPO, copy_dataset
 from kvrecords.checks.hardware import hardware_catalog
 from kvrecords.dataset.document import Document, read_document
 from kvrecords.dataset.layout import discover
@@ -1351,3 +1352,18 @@ def test_an_accelerator_ranking_names_each_rows_model_and_count_to_filter_by(sit
     options = re.findall(r'<select id="rank-count">(.*?)</select>', page, re.DOTALL)[0]
     counts = re.findall(r'<option value="(\d+)">', options)
     assert counts == sorted(counts, key=int) and set(counts) >= {c for _, c in rows if c}
+
+
+def test_a_record_page_shows_the_sibling_whose_geometry_it_shares(
+    empty_dataset: Path, tmp_path: Path
+) -> None:
+    case = REPO / "tests/cases/KV208/pass/sibling-geometry"
+    shutil.copytree(case, empty_dataset, dirs_exist_ok=True)
+    out = tmp_path / "site"
+    build_site(empty_dataset, out)
+    page = (out / "records" / "sibling-geometry.html").read_text(encoding="utf-8")
+    assert "<dt>geometry of</dt>" in page
+    assert '<a href="../models/llama-3.1-70b.html">llama-3.1-70b</a>' in page
+    assert "the same 80 layers, 8 kv heads and head_dim 128" in page
+    other = (out / "records").glob("*.html")
+    assert all("geometry of" not in p.read_text() for p in other if p.stem != "sibling-geometry")

@@ -1,20 +1,24 @@
 """The examples in README.md and CONTRIBUTING.md, run: they cannot go stale.
 
-Every ```console block is a transcript. Lines starting with ``$ `` are commands (a trailing
+Every ```console block is a transcript, and every ```python block a program whose ``print``
+lines say in a comment what they print. Lines starting with ``$ `` are commands (a trailing
 ``\\`` continues one on the next line); the lines after a command, up to the next, are what it
 prints (standard output and error together). In the shown output a line ``...`` stands for any
 number of lines and ``...`` within a line for any text. A command shown without output must
 succeed (exit 0); its output is not compared.
 
-Each block runs in a fresh copy of the dataset, a git repository whose ``main`` holds it, with
-``kvrecords`` on the PATH. An HTML comment ``<!-- transcript: COMMANDS -->`` right before a
-block prepares that copy first (``$REPO`` is the repository), as the prose around the block says.
+Each block runs in a fresh clone, with ``kvrecords`` on the PATH and nothing prepared: a git
+repository whose ``main`` holds every file of the repository (the working tree's version of
+each file git tracks or would track) in its last commit, on top of the commit this one started
+from. So an example can use only files that are in the repository, and a doc change whose
+example does not run fails here.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,14 +26,9 @@ from typing import NamedTuple
 
 import pytest
 
-from conftest import copy_dataset
-
 REPO = Path(__file__).resolve().parents[1]
 DOCUMENTS = ("README.md", "CONTRIBUTING.md")
-_BLOCK = re.compile(
-    r"(?:<!-- transcript: (?P<setup>.*?) -->\n)?^(?P<indent>[ ]*)```console\n(?P<body>.*?)^(?P=indent)```",
-    re.M | re.S,
-)
+_BLOCK = re.compile(r"^(?P<indent>[ ]*)```console\n(?P<body>.*?)^(?P=indent)```", re.M | re.S)
 
 
 class Step(NamedTuple):
@@ -39,7 +38,6 @@ class Step(NamedTuple):
 
 class Transcript(NamedTuple):
     name: str  # README.md:46, the line the block starts on
-    setup: str
     steps: list[Step]
 
 
@@ -50,7 +48,7 @@ def transcripts(document: str) -> list[Transcript]:
         indent = len(match["indent"])
         lines = [line[indent:] for line in match["body"].splitlines()]
         line_number = text.count("\n", 0, match.start("body"))
-        found.append(Transcript(f"{document}:{line_number}", match["setup"] or "", _steps(lines)))
+        found.append(Transcript(f"{document}:{line_number}", _steps(lines)))
     return found
 
 
@@ -102,16 +100,43 @@ def _run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _dataset(tmp_path: Path) -> Path:
-    root = copy_dataset(tmp_path / "kv-efficiency-records")
-    for folder in ("docs", "tests"):
-        (root / folder).mkdir(exist_ok=True)
-    git = (
-        "git init -q -b main && git -c user.name=kvrecords -c user.email=kvrecords@localhost "
-        "add -A && git -c user.name=kvrecords -c user.email=kvrecords@localhost "
-        "commit -q -m dataset"
+_GIT = "git -c user.name=kvrecords -c user.email=kvrecords@localhost"
+
+
+def _repository_files() -> list[str]:
+    """What a clone of the working tree holds: every file git tracks or would track."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout.decode("utf-8")
+    return sorted({name for name in listed.split("\0") if name and (REPO / name).is_file()})
+
+
+def fresh_clone(tmp_path: Path) -> Path:
+    """A repository like a fresh clone: HEAD's tree committed on ``main``, then the working
+    tree's files committed over it (so ``HEAD~1`` exists, as in a clone with history)."""
+    root = tmp_path / "kv-efficiency-records"
+    root.mkdir()
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", "HEAD"], cwd=REPO, capture_output=True, check=True
     )
-    assert _run(git, root).returncode == 0
+    subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
+    first = f"git init -q -b main && {_GIT} add -A && {_GIT} commit -q -m base"
+    assert _run(first, root).returncode == 0
+    for name in (
+        subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True)
+        .stdout.decode("utf-8")
+        .split("\0")
+    ):
+        if name:
+            (root / name).unlink()
+    for name in _repository_files():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / name, root / name)
+    second = f"{_GIT} add -A && {_GIT} commit -q --allow-empty -m 'the working tree'"
+    assert _run(second, root).returncode == 0
     return root
 
 
@@ -120,10 +145,7 @@ ALL = [transcript for document in DOCUMENTS for transcript in transcripts(docume
 
 @pytest.mark.parametrize("transcript", ALL, ids=lambda t: t.name)
 def test_the_example_runs_as_shown(transcript: Transcript, tmp_path: Path) -> None:
-    root = _dataset(tmp_path)
-    if transcript.setup:
-        prepared = _run(transcript.setup, root)
-        assert prepared.returncode == 0, prepared.stdout
+    root = fresh_clone(tmp_path)
     for step in transcript.steps:
         done = _run(step.command, root)
         assert "Traceback" not in done.stdout, done.stdout
@@ -137,6 +159,15 @@ def test_the_example_runs_as_shown(transcript: Transcript, tmp_path: Path) -> No
 
 def test_both_documents_have_examples() -> None:
     assert {t.name.split(":")[0] for t in ALL} == set(DOCUMENTS)
+
+
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_no_example_needs_a_step_the_reader_does_not_see(document: str) -> None:
+    """Set-up hidden in a comment, or a file only the tests have, would not run for a reader."""
+    text = (REPO / document).read_text(encoding="utf-8")
+    assert "<!-- transcript" not in text
+    commands = "\n".join(step.command for t in transcripts(document) for step in t.steps)
+    assert "tests/" not in commands and "$REPO" not in commands
 
 
 @pytest.mark.parametrize(
@@ -155,3 +186,34 @@ def test_the_shown_output_is_read_with_wildcards(
     shown: list[str], printed: str, verdict: bool
 ) -> None:
     assert matches(shown, printed) is verdict
+
+
+_PYTHON = re.compile(r"^```python\n(?P<body>.*?)^```", re.M | re.S)
+
+
+def python_examples(document: str) -> list[tuple[str, str]]:
+    """Each ```python block of a document, named by its line: the code a reader would paste."""
+    text = (REPO / document).read_text(encoding="utf-8")
+    return [
+        (f"{document}:{text.count(chr(10), 0, match.start('body'))}", match["body"])
+        for match in _PYTHON.finditer(text)
+    ]
+
+
+PYTHON = [example for document in DOCUMENTS for example in python_examples(document)]
+
+
+@pytest.mark.parametrize(("name", "code"), PYTHON, ids=[name for name, _ in PYTHON])
+def test_the_python_example_prints_what_its_comments_say(
+    name: str, code: str, tmp_path: Path
+) -> None:
+    """A ``print(...)  # a b`` line promises that output, in order."""
+    root = fresh_clone(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    prints = [line for line in code.splitlines() if line.startswith("print(")]
+    assert all("#" in line for line in prints), "a print without the output it promises"
+    promised = [line.split("#", 1)[1].strip() for line in prints]
+    assert promised and done.stdout.splitlines() == promised, done.stdout

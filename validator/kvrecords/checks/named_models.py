@@ -7,7 +7,7 @@ title says one and whose ``model`` links the other slips through. The title and 
 of the model files (``Llama 3.1 8B`` and ``Llama-3.1-8B-Instruct`` name ``llama-3.1-8b``). To
 stay free of false alarms it warns only where a text names a known model, does not name the
 record's own, and the record links the named model nowhere else (a run's model, a draft
-model) nor names it beside its own in any text (the explanation and notes included): a
+model, the geometry_of sibling) nor names it beside its own in any text (the explanation and notes included): a
 comparison's other model is linked, and prose that names both is about both.
 """
 
@@ -26,7 +26,8 @@ MODEL_NAMED = Rule(
     "KV808",
     "model-named",
     "A title or run label that names a model of the dataset names the record's own model too, "
-    "or one the record links elsewhere (a run's model, a draft model) or names beside its own "
+    "or one the record links elsewhere (a run's model, a draft model, geometry_of) or names "
+    "beside its own "
     "in its explanation, notes or confidence_reason; otherwise a warning names both.",
     "Models of one geometry pass every arithmetic check whichever the record links; the words "
     "are where a swapped model shows.",
@@ -68,6 +69,9 @@ def _texts(data: dict[str, Any]) -> Iterator[tuple[JsonPath, str]]:
 
 def _linked(data: dict[str, Any]) -> set[str]:
     linked = {data["model"]}
+    sibling = value_or_none(data, "geometry_of", "model")
+    if isinstance(sibling, str):  # the model whose published geometry the record's shares
+        linked.add(sibling)
     drafting = [value_or_none(data, "methodology", "speculative_decoding")]
     for run in data.get("runs", []):
         linked.add(run.get("model", data["model"]))

@@ -164,10 +164,7 @@ def _piece_problem(
     value = claim_value_in_unit(claim)
     result = f"{format_written(claim.result)}{claim.suffix}"
     if not agrees(claim.result, value) and not _converts_back(claim):
-        decimals = shown_decimals(claim.result, value)
-        shown = f"{format_fraction(value, decimals)}{claim.suffix}"
-        if claim.in_bytes and claim.scale != 1:
-            shown += f" ({format_exact(claim.value)} B)"
+        shown = _recomputed(claim, value)
         if claim.tentative:
             message = (
                 f"{_quoted(claim.text)} reads as {claim.expression} = {result}, but it is "
@@ -187,6 +184,21 @@ def _piece_problem(
         message = f"prose gives {result}; the record's stated bytes_per_token: {listed}"
         return PROSE_BASIS, message, "error"
     return None
+
+
+def _recomputed(claim: Claim, value: Fraction) -> str:
+    """What the expression gives, in the result's unit at the decimals the figure needs, with
+    the bytes beside a scaled unit. A value that shows as zero in that unit is given in bytes
+    alone (``2.4096 B``, not ``0.00 GiB (2.4096 B)``), and a quotient's result is said to be a
+    ratio: dividing two sizes or two plain numbers gives no byte figure."""
+    shown = f"{format_fraction(value, shown_decimals(claim.result, value))}{claim.suffix}"
+    if not claim.in_bytes or claim.scale == 1:
+        return shown
+    in_bytes = f"{format_exact(claim.value)} B"
+    if value == 0 or abs(value) >= Fraction(1, 100):
+        return f"{shown} ({in_bytes})"
+    ratio = " (a quotient of two sizes or of plain numbers is a ratio, not bytes)"
+    return f"{in_bytes}, not {claim.suffix.strip()}{ratio if '/' in claim.expression else ''}"
 
 
 def _converts_back(claim: Claim) -> bool:

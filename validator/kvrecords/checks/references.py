@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 
-from kvrecords.checks.context import value_at
+from kvrecords.checks.context import ModelLookup, RecordContext, value_at
 from kvrecords.dataset.document import Document, JsonPath, dotted
 from kvrecords.dataset.layout import ID_PATTERN, model_file
-from kvrecords.problems import Problem, Rule
+from kvrecords.dataset.schemas import is_placeholder
+from kvrecords.problems import Problem, Rule, closest
 
 MODEL_LINK = Rule(
     "KV203",
@@ -51,10 +51,6 @@ PLACEHOLDER = Rule(
     "reason: The post does not publish decode tokens/s.",
     "reason: 'TODO: fill from the source or give the reason it is not stated'\n# KV206 not_stated[3].reason is still a placeholder",
 )
-
-# TODO, which kvrecords new writes where the contributor must write, in any case, and the other
-# marks people leave (TBD, FIXME), opening the text
-_PLACEHOLDER_RE = re.compile(r"\s*(?:todo|tbd|fixme)\b", re.IGNORECASE)
 
 
 def model_link_problem(
@@ -105,7 +101,7 @@ def placeholder_problems(document: Document) -> list[Problem]:
             PLACEHOLDER, path, f"{dotted(path)} is still a placeholder: {_opening(value)!r}"
         )
         for path, value in document.leaves.items()
-        if isinstance(value, str) and _PLACEHOLDER_RE.match(value)
+        if is_placeholder(value)
     ]
 
 
@@ -121,11 +117,14 @@ def null_reason_problems(document: Document, list_key: str) -> list[Problem]:
     nulls = {
         dotted(path): path
         for path, value in document.leaves.items()
-        if value is None and path[0] != list_key
+        if value is None and path and path[0] != list_key
     }
     listed: dict[str, int] = {}
     problems = []
-    for index, entry in enumerate(document.data.get(list_key, [])):
+    entries = document.data.get(list_key, []) if isinstance(document.data, dict) else []
+    for index, entry in enumerate(entries if isinstance(entries, list) else []):
+        if not isinstance(entry, dict) or not isinstance(entry.get("field"), str):
+            continue  # the schema reports it (this check also runs on a record it refuses)
         first = listed.setdefault(entry["field"], index)
         if first != index:
             message = f"{list_key} lists {entry['field']} again (first at {list_key}[{first}])"
@@ -134,8 +133,93 @@ def null_reason_problems(document: Document, list_key: str) -> list[Problem]:
         if name not in listed:
             message = f"{name} is null; list it under {list_key} with the reason"
             problems.append(document.problem(NULL_REASON, path, message))
+    fields: set[str] | None = None  # every field the document has, read only when needed
     for name, index in sorted(listed.items()):
         if name not in nulls:
-            message = f"{list_key} lists {name}, which is not null"
+            fields = fields if fields is not None else _fields(document, list_key)
+            if name in fields:
+                message = f"{list_key} lists {name}, which is not null"
+            else:
+                unlisted = [null for null in nulls if null not in listed]
+                close = closest(name, unlisted, n=1) or closest(name, fields, n=1)
+                hint = f"; did you mean {close[0]}?" if close else ""
+                message = f"{list_key} lists {name}, but the file has no such field{hint}"
             problems.append(document.problem(NULL_REASON, (list_key, index, "field"), message))
     return problems
+
+
+def _fields(document: Document, list_key: str) -> set[str]:
+    """The dotted name of every value in the document and of every mapping or list holding one
+    (``methodology.engine`` as well as ``methodology.engine.version``), ``list_key`` aside."""
+    fields: set[str] = set()
+    for path in document.leaves:
+        if path and path[0] != list_key:
+            fields.update(dotted(path[:end]) for end in range(1, len(path) + 1))
+    return fields
+
+
+GEOMETRY_OF = Rule(
+    "KV208",
+    "geometry-sibling",
+    "`geometry_of` names the model whose published geometry the record's model shares (a "
+    "sibling release): its file exists, passes its own checks and agrees with the record's "
+    "model on every cache dimension.",
+    "A source often runs a release whose config was not read (an Instruct or a later point "
+    "release) on the geometry of a sibling; said as a field, the claim is checked and shown, "
+    "instead of resting on prose. A dimension one file leaves unknown is not compared (it may "
+    "agree); every dimension both files state must be equal.",
+    "model: llama-3-70b\ngeometry_of:\n  model: llama-3.1-70b\n  reason: The same 80 layers, 8 kv heads and head_dim 128 in Meta's sku_list.",
+    "model: llama-3-70b\ngeometry_of: {model: llama-3.2-3b, reason: ...}\n# KV208 geometry_of.model: "
+    "models/llama-3-70b and models/llama-3.2-3b differ in num_layers (80 vs 28)",
+)
+
+
+def check_geometry_of(record: RecordContext, models: ModelLookup | None) -> list[Problem]:
+    """KV208: the sibling ``geometry_of`` names exists, is sound and has the record's geometry."""
+    sibling = record.data.get("geometry_of")
+    if sibling is None or models is None:
+        return []
+    path: JsonPath = ("geometry_of", "model")
+    sibling_id = sibling["model"]
+    display = f"models/{sibling_id}"
+    if sibling_id == record.data["model"]:
+        message = f"geometry_of names the record's own model {sibling_id!r}; name the sibling"
+        return [record.problem(GEOMETRY_OF, path, message)]
+    other = models(sibling_id)
+    if other is None:
+        message = f"geometry_of.model {sibling_id!r}: {display}.yaml does not exist or has problems"
+        return [record.problem(GEOMETRY_OF, path, message)]
+    difference = _difference(record.model.num_layers, other.num_layers, "num_layers")
+    difference = difference or _difference(record.model.groups, other.groups, "layer_groups")
+    if difference is None:
+        return []
+    message = f"geometry_of.model: {record.model_display} and {display} differ in {difference}"
+    return [record.problem(GEOMETRY_OF, path, message)]
+
+
+def _difference(mine: object, theirs: object, where: str) -> str | None:
+    """The first cache dimension that differs (``layer_groups[0].kv_heads (8 vs 4)``), or
+    None; a dimension unknown (None) on either side is not compared."""
+    if mine is None or theirs is None:
+        return None
+    if type(mine) is not type(theirs):
+        return f"{where} ({_kind(mine)} vs {_kind(theirs)})"
+    if isinstance(mine, tuple) and hasattr(mine, "_fields"):
+        for field in mine._fields:
+            found = _difference(getattr(mine, field), getattr(theirs, field), f"{where}.{field}")
+            if found:
+                return found
+        return None
+    if isinstance(mine, tuple) and isinstance(theirs, tuple):
+        if len(mine) != len(theirs):
+            return f"{where} ({len(mine)} vs {len(theirs)} groups)"
+        for index, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+            found = _difference(a, b, f"{where}[{index}]")
+            if found:
+                return found
+        return None
+    return None if mine == theirs else f"{where} ({mine} vs {theirs})"
+
+
+def _kind(group: object) -> str:
+    return str(getattr(group, "kind", type(group).__name__))

@@ -101,6 +101,7 @@ def record_problems(
     ``models`` gives the sound model files runs and drafts name."""
     problems = [problem for check in RECORD_CHECKS for problem in check(record)]
     problems += engine_reported.check_engine_reported(record, models)
+    problems += references.check_geometry_of(record, models)
     return problems + plausibility.plausibility_problems(record, hardware, models)
 
 

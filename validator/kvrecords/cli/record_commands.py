@@ -33,6 +33,7 @@ from kvrecords.cli.common import dataset_root, fail, inside_dataset
     "counterfactual where every layer is full attention)."
 )
 @click.option("--source-url", help="URL of the source.")
+@click.option("--locator", help="Where in the source the figures are: a section, table or figure.")
 @click.option(
     "--publisher", default="TODO: who published the source", help="Who published the source."
 )
@@ -45,7 +46,11 @@ from kvrecords.cli.common import dataset_root, fail, inside_dataset
 )
 @click.option("--accelerator", help="Hardware id from hardware/.")
 @click.option("--count", type=click.IntRange(min=1), help="Number of accelerators.")
-@click.option("--engine", default="vllm", show_default=True, help="Engine name, lowercase.")
+@click.option(
+    "--engine",
+    help="Engine name, lowercase (vllm, sglang, tensorrt-llm, llama.cpp, ...); required: the "
+    "plausibility checks and plan's evidence read each record by its engine, so none is assumed.",
+)
 @click.option("--engine-version", help="Engine version as stated.")
 @click.option(
     "--from-issue",
@@ -77,9 +82,10 @@ def new(issue_body: Path | None, **options: Any) -> None:
     if issue_body is not None:
         _new_from_issue(root, issue_body)
         return
+    missing = [option for name, option in _REQUIRED.items() if options[name] is None]
+    if missing:
+        fail(f"give {_listed(missing)} (or --from-issue FILE, or --from-bench FILE...)")
     slug = options["slug"]
-    if slug is None or options["model_id"] is None:
-        fail("give --slug and --model, --from-issue FILE or --from-bench FILE...")
     options["techniques"] = list(options["techniques"]) or ["baseline"]
     try:
         text = scaffold_record(root, **options)
@@ -87,6 +93,14 @@ def new(issue_body: Path | None, **options: Any) -> None:
     except (ValueError, FileExistsError) as error:
         fail(str(error))
     _wrote_scaffold(root, path)
+
+
+# What new needs from the command line when no issue or benchmark gives it, by parameter name.
+_REQUIRED = {"slug": "--slug", "model_id": "--model", "engine": "--engine"}
+
+
+def _listed(options: list[str]) -> str:
+    return options[0] if len(options) == 1 else f"{', '.join(options[:-1])} and {options[-1]}"
 
 
 def _new_from_bench(root: Path, bench: BenchOptions) -> None:

@@ -364,10 +364,9 @@ def check_record_file(
     problems = modeline_problems(root, document, dataset_file)
     problems += identity_problems(document, dataset_file, claims)
     schema_errors = schema_problems(document, "record", root / SCHEMA_DIR)
+    problems += _unfilled_problems(document, schema_errors)
     if schema_errors:
         return problems + schema_errors
-    problems += null_reason_problems(document, "not_stated")
-    problems += placeholder_problems(document)
     problems += date_problems(document)
     model_id: str = document.data["model"]
     state = state_of(model_id) if ID_PATTERN.fullmatch(model_id) else None
@@ -386,6 +385,16 @@ def check_record_file(
     return problems + record_problems(
         context, named_hardware, lambda model_id: sound_model(state_of, model_id)
     )
+
+
+def _unfilled_problems(document: Document, schema_errors: list[Problem]) -> list[Problem]:
+    """The placeholders left (KV206), which read any shape of record: on a record the schema
+    refuses too, so that a draft's first run lists every field left to fill, not its one schema
+    error; then the nulls and their reasons (KV205), on a record the schema accepts."""
+    if schema_errors:
+        refused = {(p.line, p.column) for p in schema_errors}
+        return [p for p in placeholder_problems(document) if (p.line, p.column) not in refused]
+    return null_reason_problems(document, "not_stated") + placeholder_problems(document)
 
 
 def check_model_file(

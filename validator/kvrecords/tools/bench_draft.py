@@ -101,6 +101,7 @@ def draft_from_bench(root: Path, sources: BenchSources, options: dict[str, Any])
         accelerator_count=options.get("count"),
         engine=engine,
         engine_version=options.get("engine_version") or first.engine_version,
+        locator=options.get("locator"),
     )
     record, reasons = draft_record(root, inputs)
     logs = [_log_metrics(path) for path in sources.logs]

@@ -151,6 +151,34 @@ def choices(answer: str) -> list[str]:
     return [choice.strip() for choice in answer.split(",") if choice.strip()]
 
 
+_TABLE_SEPARATOR = re.compile(r"\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?")
+
+
+def markdown_table(answer: str) -> tuple[list[str], list[list[str]], list[str]]:
+    """The first pipe table of a textarea's answer (``| run | role | ... |``, a ``|---|`` line,
+    then a row per run): its header cells, each row's cells (padded or cut to the header's
+    width), and the answer's lines outside the table. No table: ``([], [], lines)``."""
+    lines = lines_of(answer)
+    for start in range(len(lines) - 1):
+        if lines[start].startswith("|") and _TABLE_SEPARATOR.fullmatch(lines[start + 1]):
+            break
+    else:
+        return [], [], lines
+    end = start + 2
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    header = _cells(lines[start])
+    rows = [(_cells(line) + [""] * len(header))[: len(header)] for line in lines[start + 2 : end]]
+    return header, rows, lines[:start] + lines[end:]
+
+
+def _cells(line: str) -> list[str]:
+    text = line.strip()
+    text = text[1:] if text.startswith("|") else text
+    text = text[:-1] if text.endswith("|") else text
+    return [" ".join(cell.split()) for cell in text.split("|")]
+
+
 _WHOLE = r"\d{1,3}(?:,\d{3})+|\d+"
 _NUMBER = rf"(?:{_WHOLE})(?:\.\d+)?|\.\d+"
 _APPROXIMATE = r"~|≈|about|approx\.?|approximately|around|roughly|circa|ca\."

@@ -12,6 +12,7 @@ maintainer has dealt with it. The rest of the draft is ``scaffold``'s, as for ``
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +26,7 @@ from kvrecords.problems import closest
 from kvrecords.tools.fmt import load_schema
 from kvrecords.tools.issue_form import (
     DECODE_RATE_SCOPES,
+    LABELS,
     choices,
     date,
     figure,
@@ -34,20 +36,22 @@ from kvrecords.tools.issue_form import (
     url,
     whole_number,
 )
+from kvrecords.tools.issue_runs import (
+    DEFINITION_TODO,
+    STATISTIC_TODO,
+    UNKNOWN_DEFINITION,
+    TableRuns,
+    table_runs,
+)
 from kvrecords.tools.scaffold import (
     MAX_SLUG,
     RUN_LABEL,
+    ContextPastModel,
     ScaffoldInputs,
     draft_record,
     finish_record,
 )
 
-_STATISTIC_TODO = (
-    "TODO: each figure's statistic as the source gives it (single for one unqualified "
-    "measurement; mean, median or a percentile otherwise)"
-)
-_DEFINITION_TODO = ", and the hit rate's definition (what it counts, over what window)"
-_UNKNOWN_DEFINITION = {"counted_in": "not_stated", "window": "not_stated"}
 # The headline answers: how each is read, and the metric it is in a run.
 _RUN_FIGURES = {
     "ttft_ms": ("ms", "ttft_ms"),
@@ -70,9 +74,10 @@ def scaffold_from_issue(
     """The slug and YAML text of a record drafted from a submission issue's answers.
 
     ``answers`` come from ``issue_form.parse_issue_body``; ``overrides`` (fields of
-    ``ScaffoldInputs``, as given on the command line) win over them. ``ValueError`` when the
-    model, engine or KV dtype, which the arithmetic and the schema cannot do without, is missing
-    or cannot be read; ``FileExistsError`` when the record exists.
+    ``ScaffoldInputs``, as given on the command line) win over them. A model with no file in
+    models/ is a TODO naming the closest ids. ``ValueError`` when the model or engine is not
+    answered, or the engine or KV dtype, which the schema cannot do without, cannot be read;
+    ``FileExistsError`` when the record exists.
     """
     reasons: dict[str, str] = {}
 
@@ -86,7 +91,10 @@ def scaffold_from_issue(
             reasons[field] = _unread(answer, str(error))
             return None
 
-    model_id = overrides.get("model_id") or _issue_model(root, answers.get("model"))
+    model_todo = None
+    model_id = overrides.get("model_id")
+    if model_id is None:
+        model_id, model_todo = _issue_model(root, answers.get("model"))
     engine = overrides.get("engine") or _issue_engine(answers.get("engine"))
     accelerator = None
     if answers.get("hardware") is not None:
@@ -111,6 +119,7 @@ def scaffold_from_issue(
         accelerator_count=read("accelerator_count", whole_number, "methodology.hardware.count"),
         engine=engine,
         engine_version=_line_or_none(answers.get("engine_version")),
+        locator=_line_or_none(answers.get("locator")),
     )
     inputs = inputs._replace(**overrides)
     for name, field in (
@@ -127,14 +136,20 @@ def scaffold_from_issue(
         parse_element_type(inputs.dtype)
     except ValueError as error:
         raise ValueError(f"the KV cache dtype answer: {error}; give --dtype") from None
-    record, geometry_reasons = draft_record(root, inputs)
+    try:
+        record, geometry_reasons = draft_record(root, inputs, model_todo)
+    except ContextPastModel as error:
+        if "context_tokens" in overrides:
+            raise
+        reasons["kv_bytes_basis.context_tokens"] = _unread(answers["context_tokens"], str(error))
+        inputs = inputs._replace(context_tokens=None)
+        record, geometry_reasons = draft_record(root, inputs, model_todo)
     reasons.update(geometry_reasons)
 
     methodology = record["methodology"]
     source = methodology["source"]
     source["title"] = _line_or_none(answers.get("source_title"))
     source["published"] = read("published", date, "methodology.source.published")
-    source["locator"] = _line_or_none(answers.get("locator"))
     flags = lines_of(answers.get("engine_flags", ""))
     if flags:
         methodology["engine"]["flags"] = flags
@@ -147,8 +162,13 @@ def scaffold_from_issue(
     methodology["concurrency"] = read("concurrency", whole_number, "methodology.concurrency")
     if answers.get("workload"):
         methodology["workload"] = paragraph(answers["workload"])
-    _issue_runs(record, answers, reasons)
-    record["notes"] = _issue_notes(answers, [t for t in techniques if t not in _techniques(root)])
+    table = table_runs(answers.get("runs", ""))
+    if table.runs:
+        _runs_from_table(record, table.runs)
+    else:
+        _issue_runs(record, answers, reasons)
+    unknown_techniques = [t for t in techniques if t not in _techniques(root)]
+    record["notes"] = _issue_notes(answers, unknown_techniques, table)
     return inputs.slug, finish_record(root, record, reasons)
 
 
@@ -185,8 +205,21 @@ def _issue_runs(record: dict[str, Any], answers: dict[str, str], reasons: dict[s
     record["runs"] = runs
     record["headline_run"] = headline["id"]
     given = {metric["name"]: metric["value"] for metric in headline["metrics"]}
-    record["measured_ttft_ms_at_ctx"] = figures.get("ttft_ms", given.get("ttft_ms"))
-    record["measured_tps_at_ctx"] = figures.get("decode_tokens_per_s")
+    # copies, as in _runs_from_table
+    record["measured_ttft_ms_at_ctx"] = copy.deepcopy(figures.get("ttft_ms", given.get("ttft_ms")))
+    record["measured_tps_at_ctx"] = copy.deepcopy(figures.get("decode_tokens_per_s"))
+
+
+def _runs_from_table(record: dict[str, Any], runs: list[dict[str, Any]]) -> None:
+    """The table's runs, the first treatment (else the first run) as the headline, and the
+    card repeating its figures."""
+    record["runs"] = runs
+    headline = next((run for run in runs if run["role"] == "treatment"), runs[0])
+    record["headline_run"] = headline["id"]
+    # copies: one object in two places would be written as a YAML anchor, which is refused
+    given = {metric["name"]: copy.deepcopy(metric["value"]) for metric in headline["metrics"]}
+    record["measured_ttft_ms_at_ctx"] = given.get("ttft_ms")
+    record["measured_tps_at_ctx"] = given.get("decode_tokens_per_s")
 
 
 def _issue_run(
@@ -207,30 +240,36 @@ def _issue_run(
             name = "output_tokens_per_s"  # an aggregate rate has its own metric
         metric = {"name": name, "statistic": "single", "value": figures[answer_id]}
         if name == "hit_rate":
-            metric["definition"] = dict(_UNKNOWN_DEFINITION)
+            metric["definition"] = dict(UNKNOWN_DEFINITION)
         if name == "decode_tokens_per_s" and scope == "per_sequence":
             metric["scope"] = scope
         run["metrics"].append(metric)
     notes = [unread[answer_id] for answer_id in answer_ids if answer_id in unread]
     if run["metrics"]:
         defined = any(metric["name"] == "hit_rate" for metric in run["metrics"])
-        notes.append(_STATISTIC_TODO + (_DEFINITION_TODO if defined else ""))
+        notes.append(STATISTIC_TODO + (DEFINITION_TODO if defined else ""))
     if notes:
         run["note"] = "; ".join(notes)
     return run
 
 
-def _issue_model(root: Path, answer: str | None) -> str:
+def _issue_model(root: Path, answer: str | None) -> tuple[str, str | None]:
+    """The model id the answer names, or a slug made of the answer and the TODO that says
+    which model files come closest and what to do (the rest of the draft does not wait)."""
     if answer is None:
         raise ValueError("the issue does not name the model; give --model")
     found = _find_id(root, MODELS_DIR, answer, _MODEL_SPELLINGS)
-    if found is None:
-        why = _no_file(root, MODELS_DIR, answer, _MODEL_SPELLINGS)
-        raise ValueError(
-            f"the Model answer {one_line(answer)!r}: {why}; add the "
-            "model (kvrecords model import-hf) or give --model"
-        )
-    return found
+    if found is not None:
+        return found, None
+    why = _no_file(root, MODELS_DIR, answer, _MODEL_SPELLINGS)
+    todo = _unread(
+        answer,
+        f"{why}; write the model's id here (add its file first with kvrecords model import-hf "
+        "if it has none) and the KV figures from kvrecords kv, or delete this draft and run "
+        "kvrecords new --from-issue again with --model",
+    )
+    slug = "-".join(re.findall(r"[a-z0-9.]+", one_line(answer).lower())).strip(".-")
+    return slug or "model", todo
 
 
 def _issue_hardware(root: Path, answer: str) -> str | None:
@@ -283,15 +322,23 @@ def _key(text: str) -> str:
 
 def _no_file(root: Path, folder: str, answer: str, keys: tuple[str, ...]) -> str:
     """Why the answer names no file, with the files that share the most of its words."""
+    import difflib  # only for an answer that names no file
+
     words = set(re.findall(r"[a-z0-9.]{2,}", one_line(answer).lower()))
-    scores = {
-        file_id: sum(1 for word in words if any(word in s.lower() for s in spellings))
-        for file_id, spellings in _spellings(root, folder, keys).items()
+    spellings = _spellings(root, folder, keys)
+    holding = {
+        word: {f for f, names in spellings.items() if any(word in n.lower() for n in names)}
+        for word in words
     }
-    best = max(scores.values(), default=0)
-    close = sorted(file_id for file_id, score in scores.items() if score == best and best)[:3]
-    if not close:
-        close = closest(_key(answer), scores)
+    # a word few files hold (a size, 32b) tells more than one most hold (qwen3, instruct)
+    shared = {f: sum(1 / len(held) for held in holding.values() if f in held) for f in spellings}
+
+    def likeness(file_id: str) -> tuple[float, float]:
+        similar = difflib.SequenceMatcher(None, _key(answer), _key(file_id)).ratio()
+        return (shared[file_id], similar)
+
+    ranked = sorted((f for f in shared if shared[f]), key=likeness, reverse=True)
+    close = ranked[:3] or closest(_key(answer), shared)
     hint = f" (close: {', '.join(close)})" if close else ""
     return f"no single file in {folder}/ is named so{hint}"
 
@@ -312,10 +359,22 @@ def _issue_slug(inputs: ScaffoldInputs) -> str:
     return slug[:MAX_SLUG].rstrip(".-")
 
 
-def _issue_notes(answers: dict[str, str], unknown_techniques: list[str]) -> str:
-    """The notes placeholder, carrying the answers that have no field of their own."""
+def _issue_notes(answers: dict[str, str], unknown_techniques: list[str], table: TableRuns) -> str:
+    """The notes placeholder, carrying the answers that have no field of their own: with a
+    runs table, its columns that could not be read, the lines around it and the headline
+    answers (the runs came from the table), to check against the runs."""
     parts = ["TODO: what the record shows and how to read it."]
-    if answers.get("runs"):
+    if table.runs:
+        if table.unread_columns:
+            parts.append("Runs table columns not drafted: " + _sentence(table.unread_columns))
+        if table.other_lines:
+            parts.append("The issue's runs answer adds: " + _sentence(table.other_lines))
+        headline = [f"{LABELS[a]}: {one_line(answers[a])}" for a in _RUN_FIGURES if a in answers]
+        if headline:
+            parts.append(
+                "The form's headline figures, to check against the runs: " + _sentence(headline)
+            )
+    elif answers.get("runs"):
         parts.append(
             "The issue's runs and figures, each to be written as a run with its metrics: "
             + _sentence(lines_of(answers["runs"]))

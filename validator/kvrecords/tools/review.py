@@ -106,6 +106,14 @@ class Movement(NamedTuple):
     new: str | None
 
 
+class Source(NamedTuple):
+    """Where a record's figures come from: what a reviewer reads the record against."""
+
+    url: str | None
+    locator: str | None
+    citation: str | None
+
+
 class RecordReview(NamedTuple):
     id: str
     path: str
@@ -116,6 +124,14 @@ class RecordReview(NamedTuple):
     new: Recomputation | None
     moved: tuple[Movement, ...]
     explanation: str | None  # ``kvrecords explain`` in the working tree (added and changed)
+    source: Source  # as the newer side states it (the base's for a removed record)
+    geometry_of: tuple[str, str] | None  # the sibling model's id and the reason, when stated
+
+    def new_errors(self) -> tuple[str, ...]:
+        """The errors validate gives this record after the change that it did not give before."""
+        before = self.old.problems if self.old else ()
+        after = self.new.problems if self.new else ()
+        return tuple(p for p in after if p not in before and not p.endswith("(warning)"))
 
 
 class DependencyReview(NamedTuple):
@@ -135,6 +151,9 @@ class Review(NamedTuple):
     dependencies: tuple[DependencyReview, ...]
     schemas: tuple[str, ...]  # schema files that changed
     head: Revision | None = None  # None: the working tree
+    # the working tree's HEAD is the base commit itself: commits made on the base branch are
+    # in both sides, so they cannot show
+    head_is_base: bool = False
 
     def counts(self) -> dict[str, int]:
         changes = [r.change for r in self.records]
@@ -197,9 +216,13 @@ class _Side:
             return set()
         data = document.data
         found = set()
-        model_id = data.get("model")
-        if isinstance(model_id, str) and ID_PATTERN.fullmatch(model_id):
-            found.add(f"models/{model_id}.yaml")
+        sibling = data.get("geometry_of")
+        for model_id in (
+            data.get("model"),
+            sibling.get("model") if isinstance(sibling, dict) else None,
+        ):
+            if isinstance(model_id, str) and ID_PATTERN.fullmatch(model_id):
+                found.add(f"models/{model_id}.yaml")
         if not schema_problems(document, "record", self.root / SCHEMA_DIR):
             found |= {
                 f"hardware/{name}.yaml" for _, name, family in accelerator_links(data) if not family
@@ -358,7 +381,17 @@ def _dotted(path: JsonPath) -> str:
 
 def movements(old: Recomputation | None, new: Recomputation | None) -> tuple[Movement, ...]:
     """Recomputed figures and margins that differ between two readings of one record."""
-    if old is None or new is None or not (old.derived and new.derived):
+    if old is None or new is None:
+        return ()
+    if old.derived != new.derived:  # a model or hardware file gone or broken, or mended
+        return (
+            Movement(
+                "derived figures",
+                "derived" if old.derived else f"none: {old.explanation}",
+                "derived" if new.derived else f"none: {new.explanation}",
+            ),
+        )
+    if not old.derived:
         return ()
     found = []
     for before, after in (
@@ -383,7 +416,10 @@ def review(root: Path, ref: str, head_ref: str | None = None) -> Review:
         if head_revision is not None:
             head_root = Path(folder).resolve() / "head"
             write_dataset(root, head_revision, head_root)
-        return compare(_Side(base_root), _Side(head_root), revision, head_revision)
+        found = compare(_Side(base_root), _Side(head_root), revision, head_revision)
+    if head_revision is None and revision.commit == resolve(root, "HEAD").commit:
+        found = found._replace(head_is_base=True)
+    return found
 
 
 def compare(
@@ -456,6 +492,32 @@ def _record_review(
         new,
         movements(old, new),
         explained,
+        _source(head.document(display) or base.document(display)),
+        _geometry_of(head.document(display) or base.document(display)),
+    )
+
+
+def _geometry_of(document: Document | None) -> tuple[str, str] | None:
+    data = document.data if document is not None else None
+    sibling = data.get("geometry_of") if isinstance(data, dict) else None
+    if not isinstance(sibling, dict):
+        return None
+    model, reason = sibling.get("model"), sibling.get("reason")
+    return (model, reason) if isinstance(model, str) and isinstance(reason, str) else None
+
+
+def _source(document: Document | None) -> Source:
+    """The record's source URL, locator and citation, as far as the file can be read."""
+    data = document.data if document is not None else None
+    methodology = data.get("methodology") if isinstance(data, dict) else None
+    source = methodology.get("source") if isinstance(methodology, dict) else None
+    if not isinstance(source, dict):
+        return Source(None, None, None)
+    return Source(
+        *(
+            value if isinstance(value, str) else None
+            for value in (source.get("url"), source.get("locator"), source.get("citation"))
+        )
     )
 
 

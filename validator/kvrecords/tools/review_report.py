@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any
 
+from kvrecords.checks.references import GEOMETRY_OF
 from kvrecords.tools.review import (
     DependencyReview,
     FieldChange,
@@ -33,6 +34,7 @@ def to_json(review: Review) -> str:
         "dependencies": [_plain(d) for d in review.dependencies],
         "schemas": list(review.schemas),
         "records": [_plain(r) for r in review.records],
+        "head_is_base": review.head_is_base,
     }
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
@@ -108,8 +110,19 @@ def _summary(review: Review) -> str:
         else "; no derived figure moves."
     )
     if not review.records and not review.dependencies and not review.schemas:
+        if review.head_is_base:
+            return base + HEAD_IS_BASE.format(ref=_code(review.base.ref))
         return base + "no record, model, hardware or schema file changed."
     return base + ", ".join(parts) + tail
+
+
+HEAD_IS_BASE = (
+    "no record, model, hardware or schema file changed, because HEAD is {ref}'s own commit: "
+    "commits made on {ref} are on both sides of the comparison. Compare with the commit your "
+    "work started from (`kvrecords review --base origin/main`, or `--base HEAD~1` for one "
+    "commit), and make the next change on a branch (`git switch -c add-my-record`), which is "
+    "what review and the pull request compare with main."
+)
 
 
 def _count(number: int, one: str, many: str) -> str:
@@ -127,6 +140,18 @@ def _dependency(dependency: DependencyReview, review: Review) -> list[str]:
         f"{_count(linked, 'record links', 'records link')} it; "
         f"the derived figures of {len(moving)} of them move (listed above).",
     ]
+    failing = [
+        r for r in review.records if dependency.path in r.because and r.new and r.new_errors()
+    ]
+    if failing:
+        lines += [
+            "",
+            f"`kvrecords validate` fails {_count(len(failing), 'record', 'records')} that "
+            f"{'links' if len(failing) == 1 else 'link'} it after this change:",
+            *[f"- {_code(r.id)}: {_code(r.new_errors()[0])}" for r in failing],
+        ]
+    elif dependency.dependents:
+        lines += ["", "Records linking it:", *[f"- {_code(d)}" for d in dependency.dependents]]
     if dependency.problems:
         lines += ["", "Its problems:", *[f"- {_code(p)}" for p in dependency.problems]]
     return lines
@@ -136,6 +161,19 @@ def _record(record: RecordReview) -> list[str]:
     lines = ["", f"#### {_code(record.id)}", "", f"File {_code(record.path)}."]
     if record.because:
         lines[-1] += " Depends on changed " + ", ".join(_code(b) for b in record.because) + "."
+    source = record.source
+    lines += [
+        "",
+        f"Source: {_code(source.url, '(no URL)')}, at {_code(source.locator, '(no locator)')}.",
+    ]
+    if source.url is None and source.citation:
+        lines[-1] += f" Cited as {_code(source.citation)}."
+    if record.geometry_of:
+        sibling, reason = record.geometry_of
+        lines += [
+            "",
+            f"Geometry of {_code('models/' + sibling)} (checked, {GEOMETRY_OF.code}): {_code(reason)}.",
+        ]
     if record.change == "changed":
         lines += ["", *_fields(record.fields)]
     if record.change == "removed":
