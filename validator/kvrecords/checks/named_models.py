@@ -2,13 +2,13 @@
 
 Two models of one geometry (Llama 3 8B and Llama 3.1 8B, a base model and its instruct
 release) pass every arithmetic check whichever of them ``model`` names, so a record whose
-title says one and whose ``model`` links the other slips through. The title and the run labels
-(short texts that say what was measured) are read for the ids
-of the model files (``Llama 3.1 8B`` and ``Llama-3.1-8B-Instruct`` name ``llama-3.1-8b``). To
-stay free of false alarms it warns only where a text names a known model, does not name the
-record's own, and the record links the named model nowhere else (a run's model, a draft
-model, the geometry_of sibling) nor names it beside its own in any text (the explanation and notes included): a
-comparison's other model is linked, and prose that names both is about both.
+title says one and whose ``model`` links the other slips through. The title and the run
+labels (short texts that say what was measured) are read for the ids of the model files
+(``Llama 3.1 8B`` and ``Llama-3.1-8B-Instruct`` name ``llama-3.1-8b``). To stay free of
+false alarms it warns only where a text names a known model, does not name the record's own,
+and the record links the named model nowhere else (a run's model, a draft model, the
+geometry_of sibling) nor names it beside its own in any text (the explanation and notes
+included): a comparison's other model is linked, and prose that names both is about both.
 """
 
 from __future__ import annotations
