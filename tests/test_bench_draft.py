@@ -74,7 +74,9 @@ def test_llama_bench_draft_holds_each_test_with_its_figures(dataset: Path) -> No
 
 
 def test_vllm_draft_has_a_run_for_each_line_with_its_settings(dataset: Path) -> None:
-    path, data = drafted(dataset, "--from-bench", str(VLLM))
+    # the file's client backend is "vllm", which names the API, not the server: the contributor
+    # says which engine served it (the llm-d harness ran vLLM)
+    path, data = drafted(dataset, "--from-bench", str(VLLM), "--engine", "vllm")
     assert _only_confidence_and_placeholders(validate(dataset, [path]).problems)
     runs = data["runs"]
     assert len(runs) == 9
@@ -111,7 +113,9 @@ def test_a_file_naming_no_model_needs_model(dataset: Path) -> None:
 
 def test_two_files_with_a_baseline_give_two_runs(dataset: Path) -> None:
     """InferenceX's gpt-oss-120b sweep at concurrency 4 (the baseline) and 8."""
-    path, data = drafted(dataset, "--from-bench", str(VLLM_CONC8), "--baseline", str(VLLM_CONC4))
+    path, data = drafted(
+        dataset, "--from-bench", str(VLLM_CONC8), "--baseline", str(VLLM_CONC4), "--engine", "vllm"
+    )
     assert _only_confidence_and_placeholders(validate(dataset, [path]).problems)
     assert data["model"] == "gpt-oss-120b"  # /models/models--openai--gpt-oss-120b/snapshots/...
     baseline, treated = data["runs"]
@@ -325,3 +329,13 @@ def _only_confidence_and_placeholders(problems: list[Problem]) -> bool:
     error) and the placeholders left to write, listed beside it."""
     codes = [problem.code for problem in problems]
     return codes.count("KV101") == 1 and set(codes) <= {"KV101", "KV206"}
+
+
+def test_a_serving_benchmark_that_names_no_engine_needs_engine(dataset: Path) -> None:
+    """vllm bench serve measures any OpenAI-compatible server: a file whose backend is the
+    generic "openai" client is not assumed to be vLLM."""
+    result = run_cli("new", "--from-bench", str(VLLM_CONC4), cwd=dataset)
+    assert result.returncode == 1
+    assert "does not name the engine that served it" in result.stderr
+    assert "give --engine" in result.stderr and "Traceback" not in result.stderr
+    assert not list((dataset / "records" / "kv-efficiency").glob("*gpt-oss-120b*"))

@@ -137,3 +137,22 @@ def test_unreadable_coverage_notes_are_an_error_naming_the_file(dataset: Path, n
     assert done.returncode == 1
     assert done.stderr.startswith("kvrecords: docs/coverage-notes.yaml")
     assert "Traceback" not in done.stderr
+
+
+def test_no_file_holds_a_merge_conflict_marker() -> None:
+    """A merge that left `<<<<<<<` in a doc or module would ship both sides as text."""
+    import re
+    import subprocess
+
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True
+    ).stdout.split(b"\0")
+    marker = re.compile(rb"^(<{7}|>{7})( |$)", re.MULTILINE)
+    marked = [
+        name.decode()
+        for name in tracked
+        if name
+        and (REPO / name.decode()).is_file()
+        and marker.search((REPO / name.decode()).read_bytes())
+    ]
+    assert marked == []

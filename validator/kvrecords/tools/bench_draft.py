@@ -30,12 +30,10 @@ DECODE_METRICS = (
     "decode_tokens_per_s",
     "output_tokens_per_s",
 )  # the card's rate, as KV803 reads it
-# the engine a tool's files come from when the file does not say (its default target)
-TOOL_ENGINES = {
-    "vllm-bench-serve": "vllm",
-    "sglang-bench-serving": "sglang",
-    "llama-bench": "llama.cpp",
-}
+# the engine a tool's files come from when the file does not say: llama-bench runs llama.cpp
+# itself; the serving benchmarks measure whatever server they are pointed at, so a file of
+# theirs that names no backend needs --engine
+TOOL_ENGINES = {"llama-bench": "llama.cpp"}
 # llama.cpp cache type names as the record's dtype vocabulary writes them
 LLAMACPP_DTYPES = {"f16": "fp16", "f32": "fp32", "bf16": "bf16"}
 _QUANT_SUFFIX = re.compile(
@@ -86,7 +84,12 @@ def draft_from_bench(root: Path, sources: BenchSources, options: dict[str, Any])
     model_id, model_note = _model(
         root, options.get("model_id"), [r for _, runs in read for r in runs]
     )
-    engine = options.get("engine") or first.engine or TOOL_ENGINES.get(first.tool, "vllm")
+    engine = options.get("engine") or first.engine or TOOL_ENGINES.get(first.tool)
+    if engine is None:
+        raise BenchDraftError(
+            f"{files[0]}:1:1: the file does not name the engine that served it ({first.tool} "
+            "measures any server): give --engine"
+        )
     inputs = ScaffoldInputs(
         slug=options.get("slug") or _slug(model_id, files[0]),
         model_id=model_id,
