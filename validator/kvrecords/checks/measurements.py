@@ -38,7 +38,8 @@ SPEEDUP = Rule(
     "speedup",
     "A comparison's stated speedup, ratio, change or difference agrees with its two runs' "
     "values of the metric and statistic it names, at the precision the source wrote it, and "
-    "is written in its unit (x, %, or the metric's unit for a difference: pp for a fraction). "
+    "is written in its unit (x, %, or the metric's unit for a difference: pp for a fraction); "
+    "where a run gives only a bound ('over 50K tokens/s'), a value the bound leaves open. "
     "`23x` holds for [22.5, 23.5); `~23x` ('about') for one unit of its last digit either way, "
     "[22, 24]; a range when it overlaps the recomputed one; `<=` and `>=` as bounds. "
     "The 1 % rule of the record's own figures does not apply: the figure is the source's.",
@@ -109,8 +110,10 @@ PREFILL_RATE = Rule(
     "KV404",
     "prefill-rate",
     "A run's derived.prefill_tokens_per_s_from_ttft = its context_tokens / its TTFT in seconds, "
-    "for a run that reuses no cached KV (no hit_rate).",
-    "A derived prefill rate must follow from the stated context and TTFT.",
+    "for a run that reuses no cached KV (no hit_rate) and has one request in flight at a time.",
+    "A derived prefill rate must follow from the stated context and TTFT. Under a concurrency "
+    "above 1 (or unbounded) a TTFT holds queueing and prefills shared in a batch, so context / "
+    "TTFT is no prefill rate: it is not derived, and stating it is KV405.",
     "context_tokens: 150000\nmetrics:\n  - {name: ttft_ms, statistic: single, value: 53200}\n"
     "derived: {prefill_tokens_per_s_from_ttft: 2819.5}",
     "derived: {prefill_tokens_per_s_from_ttft: 3000}\n"

@@ -341,7 +341,7 @@ def _evaluate(items: list[_Item]) -> tuple[Fraction, int]:
         nonlocal position
         value = operand()
         while peek() in operators:
-            operator = items[position]
+            operator = str(items[position])  # peek() saw one of the operators
             position += 1
             value = combine(operator, value, operand())
             _bounded(value[0])

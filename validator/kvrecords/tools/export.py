@@ -307,6 +307,10 @@ METRIC_COLUMNS = (
     ),
     Column("scope", "string", "For engine-reported KV and rates: per_request, pool, per_device..."),
     Column("benchmark", "string", "For a quality metric: the benchmark or corpus."),
+    Column(
+        "part", "string", "The part of the run a figure covers (a phase, a layer group, a tier)."
+    ),
+    Column("device", "string", "The device a figure is of, when the run gives one per device."),
     Column("baseline_value", "measured", "For a quality metric: the value without the technique."),
     Column(
         "spread",
@@ -358,7 +362,16 @@ def _figure_rows(root: Path) -> list[dict[str, Any]]:
             stated = str(comparison["stated"])
             value = _comparison_value(stated_comparison(stated))
             cells = dict.fromkeys(
-                ("definition", "scope", "benchmark", "baseline_value", "spread", "stated_as")
+                (
+                    "definition",
+                    "scope",
+                    "benchmark",
+                    "part",
+                    "device",
+                    "baseline_value",
+                    "spread",
+                    "stated_as",
+                )
             )
             cells.update(
                 kind=comparison["kind"],
@@ -448,6 +461,8 @@ def _metric_cells(metric: dict[str, Any]) -> dict[str, Any]:
         "definition": f"{definition['counted_in']}/{definition['window']}" if definition else None,
         "scope": metric.get("scope"),
         "benchmark": metric.get("benchmark"),
+        "part": metric.get("part"),
+        "device": metric.get("device"),
         "baseline_value": metric.get("baseline_value"),
         "spread": _spread(metric.get("spread")),
         "stated_as": metric.get("stated_as"),

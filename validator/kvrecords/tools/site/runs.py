@@ -12,7 +12,8 @@ from fractions import Fraction
 from typing import Any, NamedTuple
 
 from kvrecords.checks.context import RecordContext
-from kvrecords.checks.runs import Bounds, comparisons, run_derivations
+from kvrecords.checks.derivations import run_derivations
+from kvrecords.checks.runs import Bounds, comparisons
 from kvrecords.dataset.records import runs
 from kvrecords.kv.metrics import BY_NAME
 from kvrecords.kv.units import format_exact
@@ -169,6 +170,10 @@ def _qualifiers(metric: Mapping[str, Any]) -> str:
         parts.append(metric["scope"].replace("_", " "))
     if metric.get("benchmark"):
         parts.append(f"on {metric['benchmark']}")
+    if metric.get("part"):
+        parts.append(f"part: {metric['part']}")
+    if metric.get("device"):
+        parts.append(f"device: {metric['device']}")
     if metric.get("baseline_value") is not None:
         parts.append(f"without the technique {measured(metric['baseline_value'])}")
     spread = metric.get("spread")
