@@ -91,3 +91,55 @@ def test_an_engine_line_for_one_cache_shows_that_cache_recomputed(fixture_root: 
     assert "sliding-window" not in first
     # llama.cpp's build is not mapped to an era: each era is tried, and the one that agrees says so
     assert first.endswith(" = 2,147,483,648 B (agrees)")
+
+
+CASES = Path(__file__).parent / "cases"
+
+
+def _case_root(tmp_path: Path, case: str) -> tuple[Path, Path]:
+    """A dataset holding one fixture case's record, and that record's path."""
+    root = copy_dataset(tmp_path / "dataset", with_records=False)
+    (record,) = (CASES / case).glob("records/kv-efficiency/*.yaml")
+    target = root / RECORDS / record.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(record.read_text(encoding="utf-8"), encoding="utf-8")
+    return root, target
+
+
+def test_a_prefill_rate_is_derived_only_with_one_request_in_flight(tmp_path: Path) -> None:
+    # 8,192 tokens / 4.096 s = 2,000 tokens/s for one request at a time; the same mean TTFT
+    # of 50 requests in flight holds queueing, so no rate is derived from it.
+    root, record = _case_root(tmp_path, "KV405/pass/prefill-rate-one-at-a-time")
+    text = explain_record(root, record)
+    assert "main: prefill rate: 8,192 tokens / 4.096 s = 2,000.0 tok/s" in text
+    root, record = _case_root(tmp_path / "load", "KV405/fail/prefill-rate-under-load")
+    text = explain_record(root, record)
+    reason = "run 'main' has 50 requests in flight: its TTFT holds queueing"
+    assert f"main: prefill rate: not derived: {reason}" in text
+    assert f"\n  KV404 main: prefill_tokens_per_s_from_ttft: {reason}" in text
+
+
+def test_not_checked_lists_every_skip(fixture_root: Path) -> None:
+    """'Not checked: nothing' only where every derivation, comparison and check ran."""
+    with_skips = 0
+    for path in sorted((fixture_root / RECORDS).glob("*.yaml")):
+        text = explain_record(fixture_root, path)
+        runs_part = text.split("\nRuns\n")[1].split("\nPlausibility\n")[0]
+        skipped = "not derived: " in runs_part or ": stated only: " in runs_part
+        if skipped:
+            assert "\nNot checked\n" in text, path
+            assert "Not checked: nothing" not in text, path
+            with_skips += 1
+    assert with_skips >= 10
+
+
+def test_the_fit_says_why_it_counts_one_sequence(tmp_path: Path) -> None:
+    root, record = _case_root(tmp_path, "KV701/fail/concurrency-held-at-once")
+    text = record.read_text(encoding="utf-8")
+    record.write_text(text.replace("concurrency: 128", "concurrency: unbounded"), "utf-8")
+    explained = explain_record(root, record)
+    assert (
+        "one sequence counted: the run sends its 200 requests at once (unbounded) and the "
+        "engine queues what its pool cannot hold" in explained
+    )
+    assert "Problems: none" in explained

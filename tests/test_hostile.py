@@ -256,6 +256,14 @@ ADVERSARIAL_PROSE = {
     "parenthesised-sums": ("", "(1 + "),
     "wrong-claims": ("", "1 x 1 = 2. "),
     "weak-verbs": ("", "2 x 3 is 7, "),
+    "space-groups": ("", "1 000 x "),
+    "apostrophe-groups-in-words": ("", "1'000 times "),
+    "changes": ("", "from 1 to 2 = 3 %, "),
+    "ratios-in-words": ("", "9 GiB, twice 4 GiB, "),
+    "decimal-commas": ("", "1,5 x 2,000 = 3, "),
+    "tilde-conversions": ("", "9.16 GiB ~ 19.84 GB, "),
+    "powers-of-ten": ("", "2 x 3 = 6 x 10^0 B "),
+    "per-token-figures": ("", "1 B/token, "),
 }
 
 

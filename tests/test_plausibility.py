@@ -276,7 +276,9 @@ def fixture(tmp_path: Path, case: str) -> dict[str, Evaluation]:
     return evaluations_of(root, record)
 
 
-BF16_8B = 16 * 10**9  # llama-3.1-8b: 8e9 x 2 B
+# llama-3.1-8b in bf16: 8e9 x 2 B, less its separate input embedding (128,256 x 4,096 =
+# 525,336,576 parameters, 1,050,673,152 B), of which a decode step reads one row a token
+BF16_8B = 16 * 10**9 - 128_256 * 4096 * 2  # 14,949,326,848 B read a decode step
 KV_8B_4K = 131_072 * 4096  # 536,870,912 B at 4,096 tokens in bf16
 
 
@@ -284,7 +286,8 @@ def test_a_decode_rate_twice_the_favourable_roofline_fails_without_strict(tmp_pa
     decode = fixture(tmp_path, "KV702/fail/twice-the-favourable-roofline")[
         "run 'one': decode decode_tokens_per_s"
     ]
-    # everything stated: 1,008e9 / (16e9 + 536,870,912) = 61.0 tok/s on both readings; 130 is 213%
+    # everything stated: 1,008e9 / (14,949,326,848 + 536,870,912) = 65.1 tok/s on both
+    # readings; 130 is 200%
     assert decode.limit == Fraction(1008 * 10**9, BF16_8B + KV_8B_4K)
     assert decode.impossible and decode.severity == "error"
 
@@ -294,8 +297,8 @@ def test_a_per_sequence_rate_under_concurrency_is_an_aggregate_at_best(tmp_path:
         "run 'one': decode decode_tokens_per_s"
     ]
     assert decode.favourable is not None and decode.likely is not None
-    # 8 sequences share one read of the weights: aggregate <= 8 x 1,008e9 / (16e9 + 8 x KV)
-    # = 397.3 tok/s, which 300 is within; as one of the 8 sequences, 49.67 tok/s, which it is not
+    # 8 sequences share one read of the weights: aggregate <= 8 x 1,008e9 / (14.95e9 + 8 x KV)
+    # = 419.0 tok/s, which 300 is within; as one of the 8 sequences, 52.4 tok/s, which it is not
     assert decode.favourable.limit == Fraction(8 * 1008 * 10**9, BF16_8B + 8 * KV_8B_4K)
     assert decode.likely.limit == Fraction(1008 * 10**9, BF16_8B + 8 * KV_8B_4K)
     assert decode.violated and not decode.impossible and decode.severity == "warning"
@@ -306,7 +309,7 @@ def test_speculative_decoding_pays_for_its_draft(tmp_path: Path) -> None:
         "run 'one': decode decode_tokens_per_s"
     ]
     assert decode.favourable is not None
-    # eagle3 drafting 3: at most 4 tokens a step, 4 x 1,008e9 / (16e9 + draft + KV) <= 246.7
+    # eagle3 drafting 3: at most 4 tokens a step, 4 x 1,008e9 / (14.95e9 + draft + KV) <= 260.4
     assert decode.favourable.limit <= Fraction(4 * 1008 * 10**9, BF16_8B + KV_8B_4K)
     assert not decode.violated
 
@@ -445,3 +448,37 @@ def test_explain_never_raises_on_broken_records(tmp_path: Path) -> None:
     assert "fails its schema" in explain_record(root, folder / "bad-schema.yaml")
     assert "models/nope.yaml does not exist" in explain_record(root, folder / "no-model.yaml")
     assert "not a model id" in explain_record(root, folder / "path-model.yaml")
+
+
+@pytest.mark.parametrize(
+    ("published", "engine", "favourable", "likely"),
+    [
+        # a bf16 checkpoint: vLLM serves it as is, and quantizes it in flight to 4 bits at least
+        (("bf16",), "vllm", "nf4", "bf16"),
+        (("bf16",), "sglang", "nf4", "bf16"),
+        (("bf16",), "tensorrt-llm", "int4", "bf16"),
+        # llama.cpp quantizes any checkpoint to any GGUF type; Ollama serves Q4_K_M by default
+        (("bf16",), "ollama", "iq1_s", "Q4_K_M"),
+        # an fp8 checkpoint (DeepSeek-V3) is not requantized: both readings are fp8
+        (("fp8",), "vllm", "fp8", "fp8"),
+        # the main checkpoint first: fp8 likely, the published mxfp4 (4.25 bits) the fewest
+        (("fp8", "mxfp4"), "vllm", "mxfp4", "fp8"),
+        # a bf16 checkpoint in flight (4 bits) goes below a published mxfp4 (4.25 bits)
+        (("bf16", "mxfp4"), "vllm", "nf4", "bf16"),
+        # nothing listed: the fewest bits the engine runs, the model's own dtype as likely
+        (None, "vllm", "iq1_s", "bf16"),
+    ],
+)
+def test_unstated_weights_are_bounded_by_the_published_checkpoints(
+    published: tuple[str, ...] | None, engine: str, favourable: str, likely: str
+) -> None:
+    found = readings(None, "bf16", engine, published)
+    assert (found.favourable.name, found.likely.name) == (favourable, likely)
+    assert found.assumption is not None
+    decided = "published" if published else "lists no published precisions"
+    assert decided in found.assumption
+
+
+def test_a_stated_precision_is_not_moved_by_the_published_ones() -> None:
+    stated = weight_format("fp8")
+    assert readings(stated, "bf16", "vllm", ("bf16",)) == (stated, stated, None)

@@ -464,6 +464,18 @@ ADVERSARIAL_PROSE = [
     "layers ",
     "93.5% of ",
     "4x ",
+    "1 000 ",
+    "1'000 ",
+    "1,5 ",
+    " times ",
+    " by ",
+    "from ",
+    " to ",
+    " ~ ",
+    "-1 ",
+    " x 10^9 B ",
+    "gibibytes ",
+    " % of ",
 ]
 
 

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from kvrecords.kv.prose import claim_value_in_unit, find_claims, look_alikes, scan
+from kvrecords.kv.lookalikes import look_alikes
+from kvrecords.kv.prose import (
+    claim_value_in_unit,
+    find_claims,
+    holds_with_decimal_comma,
+    scan,
+)
+from kvrecords.kv.prose_words import word_claims
 from kvrecords.runner.validate import validate
 
 
@@ -230,3 +237,162 @@ def test_a_byte_quantity_said_in_another_unit_is_checked(
     seed.write_text(seed.read_text().replace("notes: >-\n", f"notes: >-\n  {prose}\n", 1))
     found = [p.message for p in validate(dataset, [seed]).problems if p.code == "KV501"]
     assert found == ([] if wrong is None else [wrong])
+
+
+# 65,536 B/token x 150,000 tokens = 9,830,400,000 B: 9.155 GiB, 9.8304 GB, 9,375 MiB exactly
+@pytest.mark.parametrize(
+    ("text", "expression", "value", "suffix"),
+    [
+        # digit groups of plain spaces and apostrophes
+        ("65 536 x 150 000 = 9.16 GiB", "65,536 x 150,000", SEED_KV, " GiB"),
+        ("65'536 x 150'000 = 9.16 GiB", "65,536 x 150,000", SEED_KV, " GiB"),
+        ("65\u2019536 x 2 = 131,072", "65,536 x 2", 131_072, ""),
+        # operators in words
+        ("65,536 times 150,000 = 9.16 GiB", "65,536 x 150,000", SEED_KV, " GiB"),
+        ("65,536 by 150,000 = 9.16 GiB", "65,536 x 150,000", SEED_KV, " GiB"),
+        ("16 layers times 4 heads x 1,024 = 65,536", "16 x 4 x 1,024", 65_536, ""),
+        ("53.2 s divided by 2.3 s = 23x", "53.2 / 2.3", Fraction(532, 23), "x"),
+        # a percentage written with a space, then "of"
+        ("93.5 % of 150,000 = 140,250 tokens", "93.5% x 150,000", 140_250, ""),
+        # a power of ten after the result: 9.8304 x 10^9 B
+        ("65,536 x 150,000 = 9.8304 x 10^9 B", "65,536 x 150,000", Fraction("9.8304"), " x 10^9 B"),
+        ("65,536 x 150,000 = 9.8304 × 10^9 B", "65,536 x 150,000", Fraction("9.8304"), " x 10^9 B"),
+        # units written out
+        ("65,536 x 150,000 = 9.16 gibibytes", "65,536 x 150,000", SEED_KV, " gibibytes"),
+        (
+            "65,536 x 150,000 = 9.83 gigabytes",
+            "65,536 x 150,000",
+            Fraction(9_830_400_000, 10**9),
+            " gigabytes",
+        ),
+        ("65,536 x 150,000 = 9,375 mebibytes", "65,536 x 150,000", 9375, " mebibytes"),
+        # a decimal comma where no thousands group reads so: 2 x 4.58 = 9.16
+        ("2 x 4,58 GiB = 9,16 GiB", "2 x 4.58 GiB", Fraction("9.16"), " GiB"),
+        ("0,935 x 150,000 = 140,250", "0.935 x 150,000", 140_250, ""),
+        # "~" between an expression and its result
+        ("65,536 x 150,000 ~ 9.16 GiB", "65,536 x 150,000", SEED_KV, " GiB"),
+        # a signed result: 36.6 - 40 = -3.4
+        ("36.6 - 40 = -3.4", "36.6 - 40", Fraction("-3.4"), ""),
+    ],
+)
+def test_more_forms_writers_use(text: str, expression: str, value: Fraction, suffix: str) -> None:
+    (claim,) = find_claims(text)
+    assert claim.expression == expression
+    assert claim.suffix == suffix
+    assert claim_value_in_unit(claim) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        # (36.6 - 53.2) / 53.2 = -16.6 / 53.2 = -31.203 %
+        ("from 53.2 s to 36.6 s = -35 %", Fraction(-166, 532) * 100),
+        ("from 53.2 s to 36.6 s, which is -31.2 %", Fraction(-166, 532) * 100),
+        # a change written without its sign states its size
+        ("from 53.2 s to 36.6 s = 31.2 %", Fraction(166, 532) * 100),
+        # between two percentages the change may be in points: 50 - 40 = 10
+        ("from 40 % to 50 % = 10 %", Fraction(10)),
+        ("from 40 % to 50 % = 25 %", Fraction(25)),
+    ],
+)
+def test_a_change_from_one_figure_to_another(text: str, value: Fraction) -> None:
+    (claim,) = find_claims(text)
+    assert claim.expression.startswith("from ")
+    assert claim_value_in_unit(claim) == value
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "TTFT reduced by 23x = 2.3 s",  # "by" after a word is no product
+        "16 GiB ~ 24 GiB",  # "~" between two figures of one unit is a range
+        "from 4 GiB to 2 GiB = 2 GiB",  # a change is a percentage
+        "the batch grew to 8 = twice",
+    ],
+)
+def test_word_forms_that_are_not_claims(text: str) -> None:
+    assert find_claims(text) == []
+
+
+def test_a_comma_that_reads_both_ways_is_ambiguous_not_wrong() -> None:
+    # 1,5 x 2,000 = 3: as thousands 1.5 x 2,000 = 3,000; with decimal commas 1.5 x 2.000 = 3
+    (claim,) = find_claims("1,5 x 2,000 = 3")
+    assert holds_with_decimal_comma(claim)
+    # 1,500 x 2 = 3,000 holds as thousands, so the check never asks the other reading
+    (claim,) = find_claims("1,500 x 2 = 3,000")
+    assert claim_value_in_unit(claim) == 3000
+    # 1,500 x 2 = 4: wrong either way (3,000 or 3)
+    (claim,) = find_claims("1,500 x 2 = 4")
+    assert not holds_with_decimal_comma(claim)
+
+
+@pytest.mark.parametrize(
+    ("text", "expression", "result", "value"),
+    [
+        # 2 x 4.00 = 8.00, not 9.16; 9.16 / 2 = 4.58, not 4.00
+        ("the cache holds 9.16 GiB, twice the 4.00 GiB of fp8", "twice 4.00 GiB", "9.16", 8),
+        ("fp8 holds 5.58 GiB, half of 9.16 GiB", "half of 9.16 GiB", "5.58", Fraction("4.58")),
+        ("twice 4.58 GiB is 10.16 GiB", "twice 4.58 GiB", "10.16", Fraction("9.16")),
+        # 36.6 / 4 = 9.15
+        (
+            "q4 takes 3.29 GiB, a quarter of 36.6 GiB",
+            "a quarter of 36.6 GiB",
+            "3.29",
+            Fraction("9.15"),
+        ),
+        # 3 x 2 s = 6 s (or 4 x 2 s = 8 s for "3 times more"): 5 s is neither
+        ("TTFT is 5 s, 3 times more than 2 s", "3 times more than 2 s", "5", 6),
+        ("decode 70 tok/s, half of 150 tok/s", "half of 150 tok/s", "70", 75),
+    ],
+)
+def test_a_ratio_in_words_that_its_figures_do_not_bear_out(
+    text: str, expression: str, result: str, value: Fraction
+) -> None:
+    (claim,) = word_claims(text)
+    assert (claim.expression, claim.result.text) == (expression, result)
+    assert claim_value_in_unit(claim) == value
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the cache holds 9.16 GiB, twice the 4.58 GiB of fp8",
+        "fp8 holds 4.58 GiB, half of 9.16 GiB",
+        "TTFT is 6 s, 3 times more than 2 s",
+        "TTFT is 8 s, 3 times more than 2 s",  # "3 times more" read as 4 times
+        "q4 takes 9.15 GiB, a quarter of 36.6 GiB",
+        "it needs about twice 4 GiB, 9 GiB",  # hedged: no exact ratio claimed
+        "the mean inter-token latency doubled, from 65.17 ms",  # nothing after the word
+        "at 150,000 tokens, twice 4.58 GiB",  # no figure of the same kind to compare
+    ],
+)
+def test_ratios_in_words_that_hold_or_claim_nothing(text: str) -> None:
+    assert word_claims(text) == []
+
+
+@pytest.mark.parametrize(
+    ("prose", "warned"),
+    [
+        # the seed's basis: 16 layers x 4 x 512 x 2 = 65,536 B/token; in fp8 32,768; per layer
+        # 65,536 / 16 = 4,096; per device of the 4-card run 65,536 / 4 = 16,384
+        ("The cache needs 65,536 B/token.", False),
+        ("In fp8 it would need 32,768 B/token.", False),
+        ("Each attention layer holds 4,096 B/token.", False),
+        ("Each of four cards holds 16,384 B/token.", False),
+        ("That is 64 KiB per token.", False),  # 65,536 B in KiB
+        # another model's figure, named by its file: 80 x 8 x 256 x 2 = 327,680
+        ("Llama 3.1 70B (models/llama-3.1-70b) needs 327,680 B/token.", False),
+        ("Llama 3.1 70B needs 327,680 B/token.", True),
+        ("The cache needs 40,000 B/token.", True),
+    ],
+)
+def test_a_bytes_per_token_figure_that_matches_no_basis_is_a_warning(
+    dataset: Path, prose: str, warned: bool
+) -> None:
+    seed = dataset / "records/kv-efficiency/vllm-qwen38-27b-apc-150k-rtx5090.yaml"
+    seed.write_text(seed.read_text().replace("notes: >-\n", f"notes: >-\n  {prose}\n", 1))
+    found = [p for p in validate(dataset, [seed]).problems if p.code == "KV502"]
+    assert [p.severity for p in found] == (["warning"] if warned else [])
+    if warned:
+        assert "main basis 65,536" in found[0].message
+        assert "4,096 per attention layer" in found[0].message

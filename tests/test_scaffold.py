@@ -135,6 +135,11 @@ def test_windows_and_several_groups_validate_too(dataset: Path) -> None:
         dataset, model_id="gemma-3-27b", layers_counted="cache", dtype="fp8", slug="gemma"
     )
     assert "(the window)" in data_of(text)["kv_bytes_basis"]["explanation"]
+    # unstated weights are read as the bf16 checkpoint vLLM serves: 27e9 x 2 B = 50.29 GiB
+    # + 5.93 GiB of fp8 KV needs two 31.84 GiB RTX 5090s (88%), not one (177%)
+    one_card = "    accelerator: rtx-5090\n    count: 1\n"
+    assert one_card in text
+    text = text.replace(one_card, "    accelerator: rtx-5090\n    count: 2\n")
     path = write_scaffold(dataset, "gemma", fill(text))
     assert validate(dataset, [path]).problems == []
 

@@ -21,6 +21,7 @@ class RecordContext(NamedTuple):
     document: Document
     model: Model
     model_display: str  # "models/<id>", as messages name the model
+    model_ids: frozenset[str] = frozenset()  # every model file's id, for the text's names
 
     @property
     def data(self) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from kvrecords.dataset.models import model_from_data
 from kvrecords.dataset.schemas import schema_problems
 from kvrecords.kv.geometry import Model
 from kvrecords.kv.units import exact, format_exact
+from kvrecords.kv.weights import weight_format
 from kvrecords.problems import Problem, Rule
 
 LAYER_COUNT = Rule(
@@ -49,8 +50,9 @@ GEOMETRY = Rule(
 PARAMETERS = Rule(
     "KV603",
     "parameters",
-    "A model's active parameters are at most its total, and parameters.stated_as gives the "
-    "counts the file states (1T = 1,000B).",
+    "A model's active parameters are at most its total, parameters.stated_as gives the "
+    "counts the file states (1T = 1,000B), and each published precision is a name of the "
+    "weights vocabulary.",
     "The hardware checks divide by these counts; stated_as is the source's wording, so a count "
     "that differs from it was copied wrong, and an active count above the total is impossible.",
     "parameters: {total_billions: 80, active_billions: 3, stated_as: 80B total / 3B active}",
@@ -143,7 +145,8 @@ _COUNT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([BT])(?![a-z])")
 
 
 def parameter_problems(document: Document) -> Iterator[Problem]:
-    """KV603: active <= total, and stated_as gives the counts."""
+    """KV603: active <= total, stated_as gives the counts, published precisions are known."""
+    yield from _published_precision_problems(document)
     parameters = document.data.get("parameters")
     if parameters is None:
         return
@@ -160,3 +163,16 @@ def parameter_problems(document: Document) -> Iterator[Problem]:
         if value is not None and exact(value) not in given:
             message = f"{key} is {value}; stated_as {stated!r} gives {shown}"
             yield document.problem(PARAMETERS, ("parameters", key), message)
+
+
+def _published_precision_problems(document: Document) -> Iterator[Problem]:
+    """KV603: the precisions the hardware checks bound weights by are ones they can read."""
+    for index, entry in enumerate(document.data.get("published_precisions") or ()):
+        if weight_format(entry["precision"]) is None:
+            message = (
+                f"published precision {entry['precision']!r} is not in the weights vocabulary "
+                "(bf16, fp16, fp8, int8, int4, nvfp4, mxfp4, GGUF types ...)"
+            )
+            yield document.problem(
+                PARAMETERS, ("published_precisions", index, "precision"), message
+            )

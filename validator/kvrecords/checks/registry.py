@@ -13,21 +13,25 @@ from types import ModuleType
 from kvrecords.checks import (
     basis,
     dates,
+    derivations,
     engine_reported,
     evidence,
     files,
     hardware,
     measurements,
     models,
+    named_models,
     plausibility,
     prose,
     quotes,
     references,
+    run_figures,
     runs,
+    source_arithmetic,
     statistics,
 )
 from kvrecords.checks.context import RecordContext
-from kvrecords.checks.plausibility import decode, fit, links, prefill
+from kvrecords.checks.plausibility import decode, fit, links, memory, prefill
 from kvrecords.dataset import document, schemas
 from kvrecords.dataset.hardware import HardwareIndex
 from kvrecords.problems import Problem, Rule
@@ -47,12 +51,15 @@ FAMILIES: tuple[ModuleType, ...] = (
     engine_reported,
     quotes,
     statistics,
+    run_figures,
+    named_models,
     prose,
     models,
     hardware,
     fit,
     decode,
     prefill,
+    memory,
     links,
 )
 
@@ -78,8 +85,12 @@ RECORD_CHECKS = (
     basis.check_context_limit,
     measurements.check_ranges,
     runs.check_runs,
+    source_arithmetic.check_source_arithmetic,
+    derivations.check_run_derivations,
     quotes.check_quotes,
     statistics.check_statistic_order,
+    run_figures.check_run_figures,
+    named_models.check_named_models,
     prose.check_prose,
 )
 

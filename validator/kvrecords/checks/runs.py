@@ -1,8 +1,8 @@
-"""KV801-KV804, and KV401-KV404 per run: a record's runs, metrics and comparisons.
+"""KV801-KV803, and KV402 per comparison: a record's runs, metrics and comparisons.
 
 Every figure a source measured stands in a run's ``metrics``; these checks hold each to the
-vocabulary, tie the record's card to its headline run, and recompute every comparison and
-every figure a run derives from its measurements.
+vocabulary and to what any run can measure, tie the record's card to its headline run, and
+recompute every comparison (checks/derivations.py recomputes what a run derives).
 """
 
 from __future__ import annotations
@@ -12,21 +12,16 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, NamedTuple
 
-from kvrecords.checks.basis import compare_bytes
 from kvrecords.checks.context import RecordContext, value_at
 from kvrecords.checks.measurements import (
-    BYTES_NOT_RECOMPUTED,
-    PREFILL_RATE,
-    RANGE_ORDER,
     SPEEDUP,
-    TOKENS_NOT_RECOMPUTED,
+    source_slip,
 )
 from kvrecords.dataset.document import JsonPath, dotted
-from kvrecords.dataset.records import Measured, Run, basis_report, measured, run_by_id, runs
+from kvrecords.dataset.records import Measured, Run, measured, run_by_id, runs
 from kvrecords.kv.metrics import BY_NAME, nearest_metric
 from kvrecords.kv.units import (
     Written,
-    agrees,
     format_exact,
     format_number,
     parse_byte_quantity,
@@ -38,9 +33,13 @@ RUN_REFERENCES = Rule(
     "KV801",
     "run-references",
     "Run ids are unique in a record; headline_run and each comparison's from and to name its "
-    "runs, and a comparison compares two different runs.",
+    "runs, and a comparison compares two different runs; when one of them gives the compared "
+    "metric at its statistic, so does the other, or not_recomputed says why not.",
     "Comparisons, the card and every export join on run ids; a dangling or repeated id "
-    "silently attaches a figure to the wrong configuration.",
+    "silently attaches a figure to the wrong configuration. A comparison whose one run has "
+    "the figure and the other not names a wrong run, metric or statistic, and would otherwise "
+    "pass unchecked as 'stated only'; a source that gives one figure only through the ratio "
+    "says so in not_recomputed.",
     "runs:\n  - {id: cold, ...}\n  - {id: warm, ...}\nheadline_run: warm",
     "headline_run: hot\n# KV801 headline_run names run 'hot'; the runs are cold, warm",
 )
@@ -49,11 +48,15 @@ METRIC = Rule(
     "KV802",
     "metric",
     "Each metric is named from the vocabulary (docs/metrics.md) and given once per statistic in "
-    "a run; a fraction is at most 1; hit_rate carries its definition, engine-reported KV figures "
+    "a run, unless a qualifier tells the figures apart (definition, scope, benchmark, part, "
+    "device); a fraction is at most 1, a time at most a year and a rate at most 10^12 per second; "
+    "hit_rate carries its definition, engine-reported KV figures "
     "their scope and quality metrics their benchmark; only byte metrics are written with a unit.",
     "One name per figure is what lets export, the site and a reader compare records; an "
     "ad-hoc name (`mean_ttft_ms`) or a percentage where a fraction is meant would be a "
-    "different column or a figure off by a factor of 100.",
+    "different column or a figure off by a factor of 100. No run lasts a year or "
+    "reaches 10^12 tokens or requests a second (a million accelerators at a million each): "
+    "a figure beyond is a slip of units or exponent, whatever the hardware.",
     "metrics:\n  - {name: ttft_ms, statistic: mean, value: 2300}",
     "metrics:\n  - {name: mean_ttft_ms, statistic: mean, value: 2300}\n"
     "# KV802 unknown metric 'mean_ttft_ms': did you mean ttft_ms? (the statistic goes in "
@@ -133,6 +136,55 @@ def check_references(record: RecordContext) -> Iterator[Problem]:
         if comparison["from"] == comparison["to"]:
             message = f"comparison compares run '{comparison['to']}' with itself"
             yield record.problem(RUN_REFERENCES, ("comparisons", index, "to"), message)
+        yield from _compared_figures(record, index, comparison)
+
+
+def _compared_figures(
+    record: RecordContext, index: int, comparison: dict[str, Any]
+) -> Iterator[Problem]:
+    """A comparison whose one run gives the metric and the other not: a wrong run, metric or
+    statistic, unless not_recomputed says the source gives that figure only as the ratio."""
+    by_id = run_by_id(record.data)
+    ends = [by_id.get(comparison[end]) for end in ("from", "to")]
+    if None in ends:
+        return
+    metric, statistic = comparison["metric"], comparison["statistic"]
+    for end, run in zip(("from", "to"), ends, strict=True):
+        assert run is not None
+        several = [
+            m
+            for m in run.stated.get("metrics", [])
+            if (m["name"], m["statistic"]) == (metric, statistic)
+        ]
+        if len(several) > 1:
+            message = (
+                f"run '{run.id}' gives {len(several)} figures of {metric} ({statistic}), told "
+                "apart by their qualifiers; a comparison cannot say which: compare runs that "
+                "give one"
+            )
+            yield record.problem(RUN_REFERENCES, ("comparisons", index, end), message)
+            return
+    given = [measured(run, metric, statistic) is not None for run in ends if run is not None]
+    reason = comparison.get("not_recomputed")
+    path: JsonPath = ("comparisons", index)
+    if all(given) and reason is not None:
+        message = (
+            f"both runs give {metric} ({statistic}), so the comparison is recomputed: "
+            "not_recomputed does not apply"
+        )
+        yield record.problem(RUN_REFERENCES, (*path, "not_recomputed"), message)
+    elif any(given) and not all(given) and reason is None:
+        end = ("from", "to")[given.index(False)]
+        lacking, other = (ends[given.index(False)], ends[given.index(True)])
+        assert lacking is not None and other is not None
+        others = [m["statistic"] for m in lacking.stated.get("metrics", []) if m["name"] == metric]
+        gives = f" (it gives {metric} as {', '.join(others)})" if others else ""
+        message = (
+            f"comparison {end} names run '{lacking.id}', which states no {metric} "
+            f"({statistic}){gives}; run '{other.id}' does: add the figure, or say in "
+            "not_recomputed why the source gives it only through this comparison"
+        )
+        yield record.problem(RUN_REFERENCES, (*path, end), message)
 
 
 # ---- KV802: metrics ---------------------------------------------------------------------------
@@ -141,25 +193,16 @@ def check_references(record: RecordContext) -> Iterator[Problem]:
 def check_metrics(record: RecordContext) -> Iterator[Problem]:
     """KV802: each metric from the vocabulary, once per statistic, with what it needs."""
     for run in runs(record.data):
-        given: set[tuple[str, str, str]] = set()
+        given: set[tuple[str, str, tuple[str, ...]]] = set()
         for index, metric in enumerate(run.stated.get("metrics", [])):
             item = Measured(run, index, metric)
             yield from _check_metric(record, item)
-            known = BY_NAME.get(metric["name"])
-            # what tells two figures of one metric apart: a hit rate's definition, a size's
-            # scope, a score's benchmark, the note of a reading taken at a stated point
-            noted = known is not None and known.needs == "note"
-            qualifier = str(
-                metric.get("definition")
-                or metric.get("scope")
-                or metric.get("benchmark")
-                or (metric.get("note") if noted else None)
-            )
-            key = (metric["name"], metric["statistic"], qualifier)
+            key = (metric["name"], metric["statistic"], qualifier(metric))
             if key in given:
                 message = (
                     f"{metric['name']} ({metric['statistic']}) is given twice in run '{run.id}'; "
-                    "a second figure of the same kind belongs in its own run"
+                    "tell the figures apart with part, device or benchmark, or give the second "
+                    "its own run"
                 )
                 yield record.problem(METRIC, (*item.path, "name"), message)
             given.add(key)
@@ -167,6 +210,19 @@ def check_metrics(record: RecordContext) -> Iterator[Problem]:
         if comparison["metric"] not in BY_NAME:
             path: JsonPath = ("comparisons", index, "metric")
             yield record.problem(METRIC, path, _unknown(comparison["metric"]))
+
+
+def qualifier(metric: dict[str, Any]) -> tuple[str, ...]:
+    """What tells two figures of one metric and statistic in one run apart: a hit rate's
+    definition, a size's scope, a score's benchmark, the part of the run or the device it
+    covers, the note of a reading taken at a stated point."""
+    known = BY_NAME.get(metric["name"])
+    noted = known is not None and known.needs == "note"
+    return tuple(
+        str(metric.get(key))
+        for key in ("definition", "scope", "benchmark", "part", "device")
+        + (("note",) if noted else ())
+    )
 
 
 def _unknown(name: str) -> str:
@@ -192,6 +248,13 @@ def _check_metric(record: RecordContext, item: Measured) -> Iterator[Problem]:
             sign = "negative" if number < 0 else "zero"
             message = f"{metric.name} is {format_number(number)}; it cannot be {sign}"
             yield record.problem(METRIC, path, message)
+        elif metric.unit in CEILINGS and number > CEILINGS[metric.unit][0]:
+            limit, what = CEILINGS[metric.unit]
+            message = (
+                f"{metric.name} is {format_number(number)} {metric.unit}, above "
+                f"{format_number(limit)} {metric.unit} ({what}): no run reaches it"
+            )
+            yield record.problem(METRIC, path, message)
         elif metric.fraction and number > 1:
             message = (
                 f"{metric.name} is {format_number(number)}, above 1: it is a fraction, "
@@ -199,6 +262,18 @@ def _check_metric(record: RecordContext, item: Measured) -> Iterator[Problem]:
             )
             yield record.problem(METRIC, path, message)
 
+
+# The most any run can measure, stated once: a time of a year, a rate of 10^12 a second.
+_YEAR_S = 365 * 24 * 3600
+_RATE = (10**12, "a million accelerators at a million a second")
+CEILINGS: dict[str, tuple[int, str]] = {
+    "ms": (_YEAR_S * 1000, "a year"),
+    "s": (_YEAR_S, "a year"),
+    "ms/token": (_YEAR_S * 1000, "a year"),
+    "tokens/s": _RATE,
+    "requests/s": _RATE,
+    "GB/s": _RATE,
+}
 
 _NEEDS = {
     "definition": "what it counts (counted_in: tokens, blocks or requests) and over what "
@@ -286,6 +361,10 @@ class Comparison(NamedTuple):
     stated: dict[str, Any]
     value: Bounds | None  # None when it cannot be recomputed
     working: str  # "53,200 / 2,300" or why it is not recomputed
+    # where a run gives a bound ("over 50K tokens/s"): the one-sided interval the comparison
+    # can take (None: unbounded on that side), and its working
+    limits: tuple[Fraction | None, Fraction | None] | None = None
+    limits_working: str = ""
 
     @property
     def path(self) -> JsonPath:
@@ -305,6 +384,8 @@ def _comparison(
     record: RecordContext, index: int, stated: dict[str, Any], by_id: dict[str, Run]
 ) -> Comparison:
     ends: list[Bounds] = []
+    sides: list[_Side] = []
+    one_sided = ""
     for end in ("from", "to"):
         run = by_id.get(stated[end])
         if run is None:
@@ -314,9 +395,18 @@ def _comparison(
             reason = f"run '{run.id}' states no {stated['metric']} ({stated['statistic']})"
             return Comparison(index, stated, None, f"stated only: {reason}")
         bounds = value_bounds(record, item.value_path)
-        if isinstance(bounds, str):
+        side = _side(record, item.value_path, bounds)
+        if side is None:
+            assert isinstance(bounds, str)
             return Comparison(index, stated, None, f"stated only: {bounds}")
-        ends.append(bounds)
+        sides.append(side)
+        if isinstance(bounds, str):
+            one_sided = one_sided or bounds
+        else:
+            ends.append(bounds)
+    if one_sided:
+        limits, working = _open_comparison(stated, *sides)
+        return Comparison(index, stated, None, f"stated only: {one_sided}", limits, working)
     first, second = ends
     metric = BY_NAME.get(stated["metric"])
     kind = stated["kind"]
@@ -340,6 +430,62 @@ def _comparison(
         working = f"{second.show()} / {first.show()}"
     approximate = first.approximate or second.approximate
     return Comparison(index, stated, value._replace(approximate=approximate), working)
+
+
+class _Side(NamedTuple):
+    """One run's figure as a possibly one-sided interval (None: unbounded that way)."""
+
+    low: Fraction | None
+    high: Fraction | None
+    shown: str
+
+
+def _side(record: RecordContext, path: JsonPath, bounds: Bounds | str) -> _Side | None:
+    """A figure as an interval: a number or range as itself, a bound ({max: x}: 'under x',
+    {min: x}: 'over x') open on one side; None when it is no number."""
+    if isinstance(bounds, Bounds):
+        return _Side(bounds.low, bounds.high, bounds.show())
+    value = value_at(record.data, path)
+    if isinstance(value, dict) and set(value) == {"max"}:
+        high = record.exact((*path, "max"))
+        return _Side(Fraction(0), high, f"at most {format_exact(high)}")
+    if isinstance(value, dict) and set(value) == {"min"}:
+        low = record.exact((*path, "min"))
+        return _Side(low, None, f"at least {format_exact(low)}")
+    return None
+
+
+def _quotient(top: _Side, bottom: _Side) -> tuple[Fraction | None, Fraction | None]:
+    """top / bottom over the intervals (every figure compared is at least 0)."""
+    low = None if top.low is None else (0 if bottom.high is None else top.low / bottom.high)
+    high = None if top.high is None or not bottom.low else top.high / bottom.low
+    return (Fraction(low) if low is not None else Fraction(0)), high
+
+
+def _open_comparison(
+    stated: dict[str, Any], first: _Side, second: _Side
+) -> tuple[tuple[Fraction | None, Fraction | None], str]:
+    """What a comparison can be when a run gives only a bound, in the stated form's unit."""
+    kind, metric = stated["kind"], BY_NAME.get(stated["metric"])
+    if kind == "difference":
+        scale = 100 if metric is not None and metric.fraction else 1
+        low = None if second.low is None or first.high is None else second.low - first.high
+        high = None if second.high is None or first.low is None else second.high - first.low
+        limits = (
+            None if low is None else low * scale,
+            None if high is None else high * scale,
+        )
+        return limits, f"{second.shown} - {first.shown}"
+    if kind == "speedup" and metric is not None and metric.lower_is_better:
+        return _quotient(first, second), f"{first.shown} / {second.shown}"
+    low, high = _quotient(second, first)
+    working = f"{second.shown} / {first.shown}"
+    if kind == "change":  # a change in percent
+        return (
+            (low - 1) * 100 if low is not None else None,
+            (high - 1) * 100 if high is not None else None,
+        ), f"({working} - 1) x 100"
+    return (low, high), working
 
 
 class Stated(NamedTuple):
@@ -379,8 +525,11 @@ def stated_comparison(text: str) -> Stated:
 
 
 def check_comparisons(record: RecordContext) -> Iterator[Problem]:
-    """KV402: each comparison agrees with its runs at the precision written."""
+    """KV402: each comparison agrees with its runs at the precision written (a figure flagged
+    as the source's own arithmetic is KV407's)."""
     for comparison in comparisons(record):
+        if comparison.limits is not None:
+            yield from _check_open_comparison(record, comparison)
         if comparison.value is None:
             continue
         stated = stated_comparison(comparison.stated["stated"])
@@ -395,20 +544,52 @@ def check_comparisons(record: RecordContext) -> Iterator[Problem]:
             continue
         scale = 100 if stated.percent else 1
         low, high = comparison.value.low * scale, comparison.value.high * scale
-        if _comparison_agrees(stated, low, high, comparison.value.approximate):
+        if "source_arithmetic" in comparison.stated:
+            continue  # the source's own figure: KV407 (checks/source_arithmetic.py)
+        if comparison_agrees(stated, low, high, comparison.value.approximate):
             continue
         suffix = unit_suffix("%" if stated.percent else unit)
-        decimals = max(stated.low.decimals, 4)
-        shown = (
-            format_exact(low, decimals)
-            if low == high
-            else f"{format_exact(low, 4)} to {format_exact(high, 4)}"
-        )
         message = (
             f"{comparison.stated['kind']} is {comparison.stated['stated']}; "
-            f"{comparison.working} = {shown}{suffix}"
+            f"{comparison.working} = {shown_recomputed(stated, low, high)}{suffix}"
         )
+        if stated.form == "exact" and source_slip(stated.low, low, high) is None:
+            message += (
+                f"; if the source itself wrote {comparison.stated['stated']} from these "
+                "figures, keep it and flag it with source_arithmetic (docs/conventions.md)"
+            )
         yield record.problem(SPEEDUP, (*comparison.path, "stated"), message)
+
+
+def _check_open_comparison(record: RecordContext, comparison: Comparison) -> Iterator[Problem]:
+    """KV402 where a run gives a bound: the stated figure, at its written precision, must be
+    a value the bound leaves open ('over 50K tokens/s' from a stated 40K is over 1.25x)."""
+    assert comparison.limits is not None
+    stated = stated_comparison(comparison.stated["stated"])
+    unit = comparison_unit(comparison.stated["kind"], comparison.stated["metric"])
+    scale = 100 if stated.percent and unit == "x" else 1  # a ratio written as a percent
+    half = stated.half_step() * (2 if stated.form == "about" else 1)
+    stated_low = None if stated.form == "max" else Fraction(stated.low.value) - half
+    stated_high = None if stated.form == "min" else Fraction(stated.high.value) + half
+    low, high = (None if end is None else end * scale for end in comparison.limits)
+    apart = (high is not None and stated_low is not None and stated_low > high) or (
+        low is not None and stated_high is not None and stated_high < low
+    )
+    if not apart:
+        return
+    suffix = unit_suffix("%" if stated.percent else unit)
+    if low is not None and high is not None:
+        shown = f"{format_exact(low, 4)} to {format_exact(high, 4)}{suffix}"
+    elif low is not None:
+        shown = f"at least {format_exact(low, 4)}{suffix}"
+    else:
+        assert high is not None
+        shown = f"at most {format_exact(high, 4)}{suffix}"
+    message = (
+        f"{comparison.stated['kind']} is {comparison.stated['stated']}; "
+        f"{comparison.limits_working} = {shown}"
+    )
+    yield record.problem(SPEEDUP, (*comparison.path, "stated"), message)
 
 
 def comparison_unit(kind: str, metric_name: str) -> str:
@@ -429,7 +610,7 @@ def unit_suffix(unit: str) -> str:
     return unit if unit in ("x", "%") else f" {unit}"
 
 
-def _comparison_agrees(stated: Stated, low: Fraction, high: Fraction, approximate: bool) -> bool:
+def comparison_agrees(stated: Stated, low: Fraction, high: Fraction, approximate: bool) -> bool:
     """Whether the recomputed interval [low, high] can be what the source wrote."""
     half = stated.half_step()
     stated_low, stated_high = Fraction(stated.low.value), Fraction(stated.high.value)
@@ -446,129 +627,11 @@ def _comparison_agrees(stated: Stated, low: Fraction, high: Fraction, approximat
     return rounds_to(stated.low, low) or rounds_to(stated.low, high) or low <= stated_low <= high
 
 
-# ---- KV401, KV403, KV404: what a run derives from its measurements -------------------------------
-
-
-class _Invalid(str):
-    """An input that another check already reports; derivations from it are not checked."""
-
-
-class RunDerivation(NamedTuple):
-    """A figure a run derives, worked out whether the run states it."""
-
-    rule: Rule
-    run: Run
-    field: str
-    stated: Any
-    value: Fraction | None
-    working: str  # the arithmetic, or why it cannot be made
-
-    @property
-    def path(self) -> JsonPath:
-        return (*self.run.path, "derived", self.field)
-
-
-def run_derivations(record: RecordContext) -> list[RunDerivation]:
-    """Tokens and bytes not recomputed and the prefill rate of every run that has the inputs."""
-    found = []
-    for run in runs(record.data):
-        derived = run.stated.get("derived", {})
-        hit = _single(record, run, "hit_rate")
-        context = _context(record, run)
-        ttft = _single(record, run, "ttft_ms")
-        if measured(run, "hit_rate") is not None:  # a TTFT served from cache is not a prefill
-            ttft = f"run '{run.id}' reuses cached KV (it has a hit_rate)"
-        for rule, field, inputs in (
-            (TOKENS_NOT_RECOMPUTED, "tokens_not_recomputed", (hit, context)),
-            (BYTES_NOT_RECOMPUTED, "bytes_not_recomputed", (hit, context, _per_token(record))),
-            (PREFILL_RATE, "prefill_tokens_per_s_from_ttft", (context, ttft)),
-        ):
-            missing = [value for value in inputs if isinstance(value, str)]
-            stated = derived.get(field)
-            invalid = [value for value in missing if isinstance(value, _Invalid)]
-            if invalid:
-                found.append(RunDerivation(rule, run, field, stated, None, invalid[0]))
-                continue
-            if missing:
-                found.append(RunDerivation(rule, run, field, stated, None, "; ".join(missing)))
-                continue
-            numbers = [value for value in inputs if isinstance(value, Fraction)]
-            found.append(RunDerivation(rule, run, field, stated, *_derive(field, numbers)))
-    return found
-
-
-def _derive(field: str, numbers: list[Fraction]) -> tuple[Fraction, str]:
-    if field == "prefill_tokens_per_s_from_ttft":
-        context, ttft = numbers
-        return (
-            context * 1000 / ttft,
-            f"{format_exact(context)} tokens / {format_exact(ttft / 1000)} s",
-        )
-    product = Fraction(1)
-    for number in numbers:
-        product *= number
-    shown = " x ".join(format_exact(number) for number in numbers)
-    return product, shown + (" B" if field == "bytes_not_recomputed" else "")
-
-
-def _single(record: RecordContext, run: Run, name: str) -> Fraction | str:
-    item = measured(run, name)
-    if item is None:
-        return f"run '{run.id}' has no {name}"
-    bounds = value_bounds(record, item.value_path)
-    if isinstance(bounds, str):
-        return bounds
-    if bounds.low != bounds.high:
-        return f"{dotted(item.value_path)} is a range"
-    metric = BY_NAME[name]
-    if (metric.fraction and bounds.low > 1) or (metric.positive and bounds.low <= 0):
-        return _Invalid(f"{dotted(item.value_path)} is out of range (KV802)")
-    return bounds.low
-
-
-def _context(record: RecordContext, run: Run) -> Fraction | str:
-    try:
-        value = value_at(record.data, run.context_path)
-    except (KeyError, IndexError):
-        return f"{dotted(run.context_path)} is not stated"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return Fraction(value)
-    if value is None:
-        return f"{dotted(run.context_path)} is null"
-    return f"{dotted(run.context_path)} is not an exact token count"
-
-
-def _per_token(record: RecordContext) -> Fraction | str:
-    try:
-        per_token = basis_report(record.model, record.data["kv_bytes_basis"]).bytes_per_token
-    except ValueError as error:  # the basis does not apply (KV304)
-        return str(error)
-    if per_token is None:
-        return f"{record.model_display} does not give bytes per token"
-    return Fraction(per_token)
-
-
-def check_run_derivations(record: RecordContext) -> Iterator[Problem]:
-    """KV401, KV403, KV404 per run (KV405 for a stated figure without its inputs)."""
-    for derivation in run_derivations(record):
-        if derivation.stated is None or isinstance(derivation.working, _Invalid):
-            continue
-        if derivation.value is None:
-            message = f"{derivation.field} is stated but cannot be derived: {derivation.working}"
-            yield record.problem(RANGE_ORDER, derivation.path, message)
-        elif derivation.rule is BYTES_NOT_RECOMPUTED:
-            value, working = derivation.value, derivation.working
-            yield from compare_bytes(record, BYTES_NOT_RECOMPUTED, derivation.path, value, working)
-        else:
-            written = record.written(derivation.path)
-            if agrees(written, derivation.value):
-                continue
-            shown = format_exact(derivation.value, max(written.decimals, 4))
-            message = (
-                f"{derivation.field} is {format_number(derivation.stated)}; "
-                f"{derivation.working} = {shown}"
-            )
-            yield record.problem(derivation.rule, derivation.path, message)
+def shown_recomputed(stated: Stated, low: Fraction, high: Fraction) -> str:
+    """The recomputed value or interval, with enough decimals to show the difference."""
+    if low == high:
+        return format_exact(low, max(stated.low.decimals, 4))
+    return f"{format_exact(low, 4)} to {format_exact(high, 4)}"
 
 
 def check_runs(record: RecordContext) -> Iterator[Problem]:
@@ -577,4 +640,3 @@ def check_runs(record: RecordContext) -> Iterator[Problem]:
     yield from check_metrics(record)
     yield from check_headline(record)
     yield from check_comparisons(record)
-    yield from check_run_derivations(record)

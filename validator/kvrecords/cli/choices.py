@@ -129,3 +129,8 @@ def whole_number_option(*names: str, help: str, **settings: Any) -> Callable[[_C
         help=help,
         **settings,
     )
+
+
+def switch_option(name: str, help: str) -> Callable[[_Command], _Command]:
+    """A flag that is None unless given, so an engine's own default stands when it is absent."""
+    return click.option(name, is_flag=True, default=None, help=help)

@@ -19,6 +19,8 @@ from kvrecords.cli.choices import (
     dtype_option,
     format_option,
     layers_option,
+    switch_option,
+    whole_number_option,
 )
 from kvrecords.cli.common import dataset_root, fail, inside_dataset
 from kvrecords.kv.engine_names import TENSORRT_LLM_KV_CACHE_DTYPES, VLLM_KV_CACHE_DTYPES
@@ -73,28 +75,21 @@ from kvrecords.kv.engine_names import TENSORRT_LLM_KV_CACHE_DTYPES, VLLM_KV_CACH
     type=click.Choice(("on", "off", "auto")),
     help="llamacpp: flash attention on, off or auto (default auto); older versions need on/off.",
 )
-@click.option(
-    "--swa-full",
-    is_flag=True,
-    default=None,
-    help="llamacpp: keep all cells for sliding-window layers (flag; default off).",
+@switch_option(
+    "--swa-full", help="llamacpp: keep all cells for sliding-window layers (flag; default off)."
 )
-@click.option(
+@whole_number_option(
     "--ubatch",
     "-ub",
-    type=click.IntRange(min=1),
     help="llamacpp: physical batch size n_ubatch (default 512); sizes the window cache.",
 )
-@click.option(
+@whole_number_option(
     "--parallel",
     "-np",
-    type=click.IntRange(min=1),
     help="llamacpp: number of sequences / server slots (default 1).",
 )
-@click.option(
+@switch_option(
     "--kv-unified",
-    is_flag=True,
-    default=None,
     help="llamacpp: one cache shared by all sequences (flag; default: a stream per sequence).",
 )
 @click.option(
@@ -110,21 +105,18 @@ from kvrecords.kv.engine_names import TENSORRT_LLM_KV_CACHE_DTYPES, VLLM_KV_CACH
         + "."
     ),
 )
-@click.option(
+@whole_number_option(
     "--block-size",
-    type=click.IntRange(min=1),
     help="vllm: tokens per block (default 16, 64 for MLA; hybrids align it to the state page).",
 )
-@click.option(
+@whole_number_option(
     "--max-num-batched-tokens",
-    type=click.IntRange(min=1),
     help="vllm: tokens per step (default 8192); sizes the pages of sliding-window layers.",
 )
-@click.option(
+@whole_number_option(
     "--tensor-parallel-size",
     "--tp-size",
     "tensor_parallel_size",
-    type=click.IntRange(min=1),
     help="vllm, sglang or tensorrt-llm: tensor-parallel ranks (default 1); figures are per rank.",
 )
 @click.option(
@@ -132,20 +124,16 @@ from kvrecords.kv.engine_names import TENSORRT_LLM_KV_CACHE_DTYPES, VLLM_KV_CACH
     type=click.Choice(("auto", "float32", "bfloat16", "float16")),
     help="vllm: dtype of the SSM / recurrent state (default auto, the model dtype).",
 )
-@click.option(
+@switch_option(
     "--disable-hybrid-kv-cache-manager",
-    is_flag=True,
-    default=None,
     help="vllm: window layers keep every token, as before the hybrid allocator (flag).",
 )
-@click.option(
+@whole_number_option(
     "--tokens-per-block",
-    type=click.IntRange(min=1),
     help="tensorrt-llm: tokens per KV cache block (default 32 from 0.19.0, 64 before).",
 )
-@click.option(
+@whole_number_option(
     "--page-size",
-    type=click.IntRange(min=1),
     help="sglang: tokens per page (default 1; 64 for DeepSeek-V3.2).",
 )
 @click.option(

@@ -10,7 +10,13 @@ from typing import Any
 import click
 
 from kvrecords.cli.bench_options import BenchOptions, bench_options, new_from_bench
-from kvrecords.cli.choices import TECHNIQUES, dtype_option, format_option, layers_option
+from kvrecords.cli.choices import (
+    TECHNIQUES,
+    dtype_option,
+    format_option,
+    layers_option,
+    whole_number_option,
+)
 from kvrecords.cli.common import dataset_root, fail, inside_dataset
 
 
@@ -24,9 +30,7 @@ from kvrecords.cli.common import dataset_root, fail, inside_dataset
     show_default=True,
     help="Whether the source states the KV dtype.",
 )
-@click.option(
-    "--context", "context_tokens", type=click.IntRange(min=1), help="Context length in tokens."
-)
+@whole_number_option("--context", "context_tokens", help="Context length in tokens.")
 @layers_option(
     "Which layers the basis counts: cache (every layer as the model is, windows capped), "
     "full_attention (only full-attention layers) or all_layers_as_full_attention (the "
@@ -45,7 +49,7 @@ from kvrecords.cli.common import dataset_root, fail, inside_dataset
     help="A technique the record measures (repeatable); baseline when none is given.",
 )
 @click.option("--accelerator", help="Hardware id from hardware/.")
-@click.option("--count", type=click.IntRange(min=1), help="Number of accelerators.")
+@whole_number_option("--count", help="Number of accelerators.")
 @click.option(
     "--engine",
     help="Engine name, lowercase (vllm, sglang, tensorrt-llm, llama.cpp, ...); required: the "

@@ -102,6 +102,7 @@ class IdClaims:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._listings: dict[Path, dict[str, list[str]]] = {}
+        self._model_ids: frozenset[str] | None = None
 
     def claimants(self, kind: str, dataset_id: str) -> list[str]:
         """Display paths of the files of ``kind`` whose path gives ``dataset_id``, in any case."""
@@ -122,6 +123,21 @@ class IdClaims:
             for suffix in YAML_SUFFIXES
             for entry in self._entries(folder).get(name + suffix, [])
             if entry.endswith(YAML_SUFFIXES) and not (folder / entry).is_dir()
+        )
+
+    def model_ids(self) -> frozenset[str]:
+        """The ids of the model files, from the one listing of models/ the claims keep."""
+        if self._model_ids is None:
+            self._model_ids = self._list_model_ids()
+        return self._model_ids
+
+    def _list_model_ids(self) -> frozenset[str]:
+        return frozenset(
+            entry.removesuffix(suffix)
+            for entries in self._entries(self.root / MODELS_DIR).values()
+            for entry in entries
+            for suffix in YAML_SUFFIXES
+            if entry.endswith(suffix) and ID_PATTERN.fullmatch(entry.removesuffix(suffix))
         )
 
     def _entries(self, folder: Path) -> dict[str, list[str]]:

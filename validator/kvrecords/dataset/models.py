@@ -87,6 +87,13 @@ def model_from_data(data: dict[str, Any]) -> Model:
         max_context_tokens=data.get("max_context_tokens"),
         query_heads=data.get("query_heads"),
         hidden_size=data.get("hidden_size"),
+        vocab_size=data.get("vocab_size"),
+        tie_word_embeddings=data.get("tie_word_embeddings"),
+        published_precisions=(
+            tuple(entry["precision"] for entry in data["published_precisions"])
+            if data.get("published_precisions")
+            else None
+        ),
     )
 
 

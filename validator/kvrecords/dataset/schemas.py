@@ -265,7 +265,7 @@ def _explained(document: Document, path: JsonPath, error: Any) -> str:
     if isinstance(instance, str) and numeric:
         text = instance.strip()
         if not text.isascii():
-            from kvrecords.kv.prose import look_alikes
+            from kvrecords.kv.lookalikes import look_alikes
 
             found = look_alikes(text)
             if found:

@@ -315,8 +315,11 @@ class Model:
         "name",
         "num_layers",
         "parameters",
+        "published_precisions",
         "query_heads",
+        "tie_word_embeddings",
         "unknown",
+        "vocab_size",
     )
 
     def __init__(
@@ -331,6 +334,10 @@ class Model:
         max_context_tokens: int | None = None,  # None: not stated
         query_heads: int | None = None,  # num_attention_heads; None: not stated
         hidden_size: int | None = None,  # None: not stated
+        # the weights' precisions of the checkpoints its publisher released; None: not listed
+        published_precisions: tuple[str, ...] | None = None,
+        vocab_size: int | None = None,  # None: not read
+        tie_word_embeddings: bool | None = None,  # None: not read
     ) -> None:
         self.id = id
         self.name = name
@@ -342,6 +349,9 @@ class Model:
         self.max_context_tokens = max_context_tokens
         self.query_heads = query_heads
         self.hidden_size = hidden_size
+        self.published_precisions = published_precisions
+        self.vocab_size = vocab_size
+        self.tie_word_embeddings = tie_word_embeddings
 
     def __repr__(self) -> str:
         return f"Model({self.id!r}, {len(self.groups)} layer groups)"

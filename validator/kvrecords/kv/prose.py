@@ -1,21 +1,30 @@
 """Arithmetic claims in prose: ``16 layers x 4 kv heads x 256 head_dim x 2 (K+V) x 2 bytes = 65,536 B/token``.
 
-About 690 lines on purpose: one small grammar (tokens, parser, evaluation, precision)
-whose parts share the token types; no part is used alone.
+About 930 lines on purpose: one small grammar (tokens, parser, evaluation, precision, the
+figures it reads) whose parts share the token types; no part is used alone. Ratios said in
+words (``twice``, ``half of``) live in ``kv/prose_words.py``, on the figures read here.
 
-A claim is an expression, then an equals sign (or ``≈``, ``->``, ``which is``, ``gives``), then a
-result: a number with an optional unit. The expression is a sum or difference of products and
-quotients of numbers, with parentheses and powers (``2^16``); each number may carry a byte unit
-(``32 GB``, ``65,536 B/token``), a percent sign (``93.5%``, ``93.5% of 150,000``), a multiplier
-(``150k``, ``78 million``) or an exponent (``9.8304e9``), and be followed by up to three label
-words (``16 layers``, ``2 (K+V)``). Thousands separators are commas, thin spaces or non-breaking
-spaces. A result may be approximate (``= ~19.16``, ``= about 9.2 GiB``), a ratio (``23x``) or a
-percentage (``= 93.5%``); a percentage followed by ``slower``, ``more`` and the like states a
-change, so ``0.541 / 0.569 is 4.9 percent slower`` is checked as 1 - 0.951 = 4.9 %.
+A claim is an expression, then an equals sign (or ``≈``, ``~`` between spaces, ``->``,
+``which is``, ``gives``), then a result: a signed number with an optional unit. The expression
+is a sum or difference of products and quotients of numbers, with parentheses and powers
+(``2^16``), the operators written as signs or as ``times``, ``by`` (right after a number) and
+``divided by``; each number may carry a byte unit (``32 GB``, ``65,536 B/token``, ``9.16
+gibibytes``), a percent sign (``93.5%``, ``93.5 % of 150,000``), a multiplier (``150k``,
+``78 million``) or an exponent (``9.8304e9``), and be followed by up to three label words
+(``16 layers``, ``2 (K+V)``). Thousands are grouped by commas, spaces (plain, thin,
+non-breaking) or apostrophes, one kind in a number; a comma that no thousands group explains
+(``1,5``, ``0,935``) is a decimal comma, and a claim that fails with ``1,500`` read as
+thousands but holds with it read as 1.5 is marked as ambiguous. A result may be approximate
+(``= ~19.16``, ``= about 9.2 GiB``: no more latitude than ``= 19.16``), a ratio (``23x``), a
+percentage (``= 93.5%``) or followed by a power of ten (``= 9.8304 x 10^9 B``); a percentage
+followed by ``slower``, ``more`` and the like states a change, so ``0.541 / 0.569 is 4.9
+percent slower`` is checked as 1 - 0.951 = 4.9 %, and ``from a to b = -31.2 %`` is the change
+from a to b (in points, too, between two percentages).
 
 Units: when any number in the expression carries a byte unit, the expression is in bytes and
 the result must carry one too; when none does, a byte result takes the expression as bytes
-(``65,536 x 150,000 = 9.16 GiB``).
+(``65,536 x 150,000 = 9.16 GiB``). A byte quantity said again in another unit (``9.16 GiB =
+9.84 GB``) is a claim; with ``~`` only between two units (``16 GiB ~ 24 GiB`` is a range).
 
 Weaker verbs (``is``, ``are``, ``makes``, ``comes to``) after an expression give a *tentative*
 claim: arithmetic written in words may not be a claim at all, so a check reports one that
@@ -25,17 +34,19 @@ reported as ``Unreadable``, never passed in silence.
 
 The scan is linear in the length of the text: one regular expression, whose every alternative
 either consumes what it reads or reads a bounded number of characters, finds the tokens, and one
-pass over them builds each expression once. Values are exact fractions; no text is evaluated as
-code.
+pass over them builds each expression once (a word before a number is looked at only in the gap
+the scan already holds, and ``from`` only in the few characters before an expression). Values
+are exact fractions; no text is evaluated as code.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from fractions import Fraction
 from typing import NamedTuple
 
-from kvrecords.kv.units import BYTE_UNITS, Written
+from kvrecords.kv.units import BYTE_UNITS, Written, agrees
 
 # Past this size a value is no plausible figure; stopping there bounds the work per operation.
 MAX_VALUE_BITS = 4096
@@ -43,9 +54,28 @@ MAX_DIGITS = 60  # digits in one number
 MAX_DEPTH = 16  # nested parentheses
 MAX_ITEMS = 256  # numbers, operators and parentheses in one expression
 
-_SEPARATOR = "[,\u00a0\u2009\u202f]"
+# Thousands separators: a comma, a space (plain, thin, narrow or non-breaking) or an apostrophe
+# (65'536); one number uses one of them throughout.
+_SEPARATOR = "[,\u00a0\u2009\u202f '\u2019]"
 _SPACE = "[ \u00a0\u2009\u202f]"
-_BYTE_UNIT = "|".join(sorted([*BYTE_UNITS, "bytes", "byte"], key=len, reverse=True))
+# Units written out: 9.16 gibibytes is 9.16 GiB
+_SPELLED_UNITS = {
+    "kibibyte": "KiB",
+    "mebibyte": "MiB",
+    "gibibyte": "GiB",
+    "tebibyte": "TiB",
+    "kilobyte": "KB",
+    "megabyte": "MB",
+    "gigabyte": "GB",
+    "terabyte": "TB",
+}
+_BYTE_UNIT = "|".join(
+    sorted(
+        [*BYTE_UNITS, "bytes", "byte", *_SPELLED_UNITS, *(f"{name}s" for name in _SPELLED_UNITS)],
+        key=len,
+        reverse=True,
+    )
+)
 _MULTIPLIERS = {
     "k": 1000,
     "K": 1000,
@@ -58,18 +88,19 @@ _MULTIPLIERS = {
 _TOKEN_RE = re.compile(
     rf"""
     (?=[0-9=≈≃≅→⇒~()×*·⋅/÷−^+\-x])  # every token starts with one of these: a fast skip
-    (?:(?P<number>(?:(?<![A-Za-z0-9_.])|(?<=x)(?<![A-Za-z_]x))
-        (?P<digits>[0-9]{{1,3}}(?:{_SEPARATOR}[0-9]{{3}})+(?![0-9])|[0-9]+)
-        (?P<decimals>\.[0-9]+)?
+    (?:(?P<number>(?:(?<![A-Za-z0-9_.,])|(?<=x)(?<![A-Za-z_]x))
+        (?P<digits>[1-9][0-9]{{0,2}}(?P<separator>{_SEPARATOR})[0-9]{{3}}
+            (?:(?P=separator)[0-9]{{3}})*(?![0-9])|[0-9]+)
+        (?:(?P<decimals>\.[0-9]+)|(?P<decimal_comma>,[0-9]+(?![0-9])(?!,[0-9])))?
         (?:[eE](?P<exponent>[+-]?[0-9]{{1,3}})(?![0-9]))?
         (?:(?P<multiplier>[kKM])(?![A-Za-z0-9_])
           |{_SPACE}(?P<word_multiplier>thousand|million|billion|trillion)\b)?
-        (?:(?P<percent>%|{_SPACE}percent\b)(?:{_SPACE}(?P<of>of)\b)?
+        (?:(?P<percent>{_SPACE}?%|{_SPACE}percent\b)(?:{_SPACE}(?P<of>of)\b)?
           |{_SPACE}?(?P<unit>(?:{_BYTE_UNIT})(?P<per_token>(?:/|{_SPACE}per{_SPACE})(?:tokens?|tok)\b)?)
               (?![A-Za-z0-9_/])
           |(?P<ratio>[x×])(?![A-Za-z0-9_(])
         )?)
-    |(?P<eq>==|=>|~=|->|=|≈|≃|≅|→|⇒)
+    |(?P<eq>==|=>|~=|->|=|≈|≃|≅|→|⇒|(?<=\s)~(?=\s))
     |(?P<op>\*\*|[×*·⋅/÷−^]|(?<![A-Za-z_])\+|\+(?![A-Za-z_])|(?<![A-Za-z_])x(?![A-Za-z_])
         |(?<=\s)-(?=\s))
     |(?P<label>\([A-Za-z][A-Za-z0-9_+\-/]{{0,30}}(?:\ [A-Za-z][A-Za-z0-9_+\-/]{{0,30}}){{0,5}}\))
@@ -100,11 +131,32 @@ _JOINERS: dict[tuple[str, ...], bool] = {
     ("works", "out", "to"): True,
 }
 _HYPHENS = {"-", "–", "‑"}
+_SIGNS = {"-", "−", "–", "+"}  # a sign glued to a result: = -35 %
+# Operators written as words between two numbers
+_WORD_OPERATORS: dict[tuple[str, ...], str] = {
+    ("times",): "x",
+    ("by",): "x",
+    ("multiplied", "by"): "x",
+    ("divided", "by"): "/",
+    ("to",): "to",  # only in "from a to b", a change
+}
+_FROM_RE = re.compile(r"(?i)(?<![A-Za-z])from[ \u00a0]+\Z")
 # A percentage followed by one of these states a change (``4.9 percent slower``), not a value
 _COMPARATIVE_RE = re.compile(
     r"[ \u00a0]{1,3}(slower|faster|more|less|higher|lower|smaller|larger|bigger|fewer|greater"
     r"|shorter|longer)\b"
 )
+
+# A power of ten after a result: ``= 9.8304 x 10^9 B``
+_POWER_OF_TEN_RE = re.compile(
+    rf"{_SPACE}?[x×·⋅*]{_SPACE}?10(?:\^|\*\*)(?P<exponent>[+-]?[0-9]{{1,3}})(?![0-9.])"
+    rf"(?:{_SPACE}?(?P<unit>(?:{_BYTE_UNIT})"
+    rf"(?P<per_token>(?:/|{_SPACE}per{_SPACE})(?:tokens?|tok)\b)?)(?![A-Za-z0-9_/]))?"
+)
+
+
+# a value with its dimension: 1 for bytes, 0 for a plain number (x and / add and subtract it)
+_Dimensioned = tuple[Fraction, int]
 
 
 class Number(NamedTuple):
@@ -116,6 +168,14 @@ class Number(NamedTuple):
     value: Fraction  # the digits times the scale
     unit: str | None  # a byte unit, "%" or "x" (a ratio)
     per_token: bool
+    # 1,500 with one comma group reads as fifteen hundred, but with a decimal comma as 1.5
+    one_comma_group: bool = False
+
+    @property
+    def decimal_reading(self) -> Fraction | None:
+        """The value with the comma read as a decimal comma; None for a number that has only
+        one reading."""
+        return Fraction(self.written.value) / 1000 * self.scale if self.one_comma_group else None
 
     @property
     def scale(self) -> Fraction:
@@ -139,6 +199,9 @@ class Claim(NamedTuple):
     tentative: bool  # joined by a weak verb ("is", "are"): perhaps not a claim at all
     # a conversion (``9.16 GiB = 9,835,000,000 B``): the quantity as written and its unit's bytes
     converted: tuple[Written, Fraction] | None = None
+    # the expression and the result with every 1,500 read as 1.5, when the claim has such a
+    # number: a claim that fails as written may hold so (``holds_with_decimal_comma``)
+    comma_reading: tuple[tuple[Number | str, ...], Number] | None = None
 
     @property
     def unit(self) -> str | None:
@@ -166,9 +229,12 @@ def _number(match: re.Match[str], *, ratio_sign_multiplies: bool = False) -> Num
     """The number a token holds; with ``ratio_sign_multiplies``, ``4x`` is 4 followed by the
     multiplication that ``4x 5090`` means."""
     digits = match["digits"]
-    if not digits.isdigit():
-        digits = re.sub(_SEPARATOR, ",", digits)
-    decimals = match["decimals"] or ""
+    if match["separator"]:
+        digits = digits.replace(match["separator"], ",")
+    # a decimal comma (1,5 or 0,935: no thousands group reads so) is read as a point
+    decimals = match["decimals"] or (
+        "." + match["decimal_comma"][1:] if match["decimal_comma"] else ""
+    )
     plain = digits + decimals
     whole = digits.replace(",", "")
     if len(whole) + len(decimals) > MAX_DIGITS:
@@ -194,7 +260,7 @@ def _number(match: re.Match[str], *, ratio_sign_multiplies: bool = False) -> Num
         unit, suffix = "%", suffix + "%"
     elif match["unit"]:
         unit = match["unit"] if match["unit"].isascii() else re.sub(_SPACE, " ", match["unit"])
-        scale_numerator *= BYTE_UNITS.get(unit.split("/")[0].split(" ")[0], 1)
+        scale_numerator *= _unit_bytes(unit.split("/")[0].split(" ")[0])
         suffix += f" {unit}"
     elif match["ratio"] and not ratio_sign_multiplies:
         unit, suffix = "x", suffix + "x"
@@ -207,7 +273,16 @@ def _number(match: re.Match[str], *, ratio_sign_multiplies: bool = False) -> Num
         else Fraction(numerator * scale_numerator),
         unit,
         bool(match["per_token"]),
+        match["separator"] == "," and not decimals and digits.count(",") == 1,
     )
+
+
+def _unit_bytes(name: str) -> int:
+    """Bytes in one ``GiB``, ``gibibytes`` or ``bytes``."""
+    if name in BYTE_UNITS:
+        return BYTE_UNITS[name]
+    spelled = _SPELLED_UNITS.get(name.removesuffix("s"))
+    return BYTE_UNITS[spelled] if spelled else 1
 
 
 def _is_bytes(number: Number) -> bool:
@@ -257,34 +332,38 @@ def _evaluate(items: list[_Item]) -> tuple[Fraction, int]:
             dimension = 1 if _is_bytes(item) else 0
         return base, dimension
 
-    def product() -> tuple[Fraction, int]:
+    def left_to_right(
+        operand: Callable[[], _Dimensioned],
+        operators: tuple[str, ...],
+        combine: Callable[[str, _Dimensioned, _Dimensioned], _Dimensioned],
+    ) -> _Dimensioned:
+        """One precedence level: operands joined by its operators, from the left."""
         nonlocal position
-        value, dimension = power()
-        while peek() in ("x", "/"):
-            operator = items[position]
+        value = operand()
+        while peek() in operators:
+            operator = str(items[position])  # peek() saw one of the operators
             position += 1
-            factor, factor_dimension = power()
-            if operator == "x":
-                value, dimension = value * factor, dimension + factor_dimension
-            elif factor == 0:
-                raise _Invalid("a division by zero")
-            else:
-                value, dimension = value / factor, dimension - factor_dimension
-            _bounded(value)
-        return value, dimension
+            value = combine(operator, value, operand())
+            _bounded(value[0])
+        return value
 
-    def expression() -> tuple[Fraction, int]:
-        nonlocal position
-        value, dimension = product()
-        while peek() in ("+", "-"):
-            operator = items[position]
-            position += 1
-            term, term_dimension = product()
-            if term_dimension != dimension:
-                raise _Invalid("a sum of bytes and plain numbers")
-            value = value + term if operator == "+" else value - term
-            _bounded(value)
-        return value, dimension
+    def multiply(operator: str, left: _Dimensioned, right: _Dimensioned) -> _Dimensioned:
+        if operator == "x":
+            return left[0] * right[0], left[1] + right[1]
+        if right[0] == 0:
+            raise _Invalid("a division by zero")
+        return left[0] / right[0], left[1] - right[1]
+
+    def add(operator: str, left: _Dimensioned, right: _Dimensioned) -> _Dimensioned:
+        if right[1] != left[1]:
+            raise _Invalid("a sum of bytes and plain numbers")
+        return (left[0] + right[0] if operator == "+" else left[0] - right[0]), left[1]
+
+    def product() -> _Dimensioned:
+        return left_to_right(power, ("x", "/"), multiply)
+
+    def expression() -> _Dimensioned:
+        return left_to_right(product, ("+", "-"), add)
 
     return expression()
 
@@ -325,6 +404,7 @@ class _Scan:
         self.limit = limit
         self.stopped = False  # a claim past the limit was found
         self.claims: list[Claim] = []
+        self.tokens: list[re.Match[str]] = []
         self.unreadable: list[Unreadable] = []
         self.reset()
 
@@ -336,6 +416,7 @@ class _Scan:
         self.depth = 0
         self.after_range = False  # the first number follows "100-": a range, not arithmetic
         self.too_long = False  # more than MAX_ITEMS: only the first are kept
+        self.joined_sign = ""  # "which is -35 %": the sign glued to the result
 
     def found(self, found: Claim | Unreadable) -> None:
         if self.limit is not None and len(self.claims) + len(self.unreadable) >= self.limit:
@@ -360,7 +441,7 @@ class _Scan:
     def run(self) -> bool:
         """Read every token; False when the limit stopped the reading early."""
         text = self.text
-        tokens = list(_TOKEN_RE.finditer(text))
+        tokens = self.tokens = list(_TOKEN_RE.finditer(text))
         index, end, count = 0, 0, len(tokens)
         while index < count:
             if self.stopped:
@@ -374,9 +455,16 @@ class _Scan:
             gap = text[end : token.start()]
             joined = None
             if gap and self.expecting != "nothing" and not gap.isspace():
+                if kind == "number" and self.word_operator(gap, end):  # "65,536 times 150,000"
+                    index += self.token(kind, tokens, index, "")
+                    end = token.end()
+                    continue
                 joined = self.gap(gap, kind == "number")
             if joined is not None:  # "... which is 9.16 GiB": the number is a result
-                self.claim(end, token, tentative=joined, equals_sign=False, by_sign=False)
+                sign = self.joined_sign
+                self.claim(
+                    end, token, tentative=joined, equals_sign=False, by_sign=False, sign=sign
+                )
                 self.start(token, token.start())
                 index += 1
             else:
@@ -391,8 +479,11 @@ class _Scan:
         if self.expecting == "factor":
             self.reset()
             return None
+        self.joined_sign = ""
+        if before_number and gap[-1] in _SIGNS and gap[:-1].endswith((" ", "\u00a0")):
+            self.joined_sign, gap = ("+" if gap[-1] == "+" else "-"), gap[:-1]
         words = gap.split(None, 8)
-        if len(words) > 8:
+        if not words or len(words) > 8:  # "1 000 -1": a sign with no words to join it
             self.reset()
             return None
         lowered = [word.lower() for word in words]
@@ -410,6 +501,37 @@ class _Scan:
             self.reset()
             return None
         return tentative if joiner else None
+
+    def after_from(self) -> bool:
+        """Whether the expression's first number follows "from": "from a to b" is a change."""
+        first = self.offsets[0]
+        return _FROM_RE.search(self.text, max(0, first - 12), first) is not None
+
+    def word_operator(self, gap: str, at: int) -> bool:
+        """An operator in words before a number (``times``, ``by``, ``divided by``, and ``to``
+        after ``from a``), after at most three label words: taken, and True."""
+        if self.expecting != "operator" or self.too_long:
+            return False
+        if not gap.rstrip().lower().endswith(("times", "by", "to")):
+            return False
+        words = gap.split(None, 5)
+        lowered = [word.lower() for word in words[-2:]]
+        for length in (2, 1):
+            operator = _WORD_OPERATORS.get(tuple(lowered[-length:]))
+            labels = words[:-length]
+            if operator is None or len(lowered) < length:
+                continue
+            if operator == "to" and not (len(self.items) == 1 and self.after_from()):
+                return False
+            # "reduced by 23x" is no product: "by" multiplies only right after a number
+            if lowered[-length:] == ["by"] and labels:
+                return False
+            if self.labels + len(labels) > 3 or not all(map(_LABEL_WORD_RE.fullmatch, labels)):
+                return False
+            self.add(operator, at)
+            self.expecting, self.labels = "factor", 0
+            return True
+        return False
 
     def token(self, kind: str, tokens: list[re.Match[str]], index: int, gap: str) -> int:
         """Take one token; returns how many tokens it consumed."""
@@ -432,12 +554,20 @@ class _Scan:
         elif kind == "label" and expecting == "operator" and self.labels < 3:
             self.labels += 1
         elif kind == "eq" and expecting == "operator":
-            result = self.result(tokens, index)
-            if result is not None:
-                plain = token.group() == "="
-                self.claim(token.start(), result, tentative=False, equals_sign=plain, by_sign=True)
+            found = self.result(tokens, index)
+            if found is not None:
+                result, sign, taken = found
+                self.claim(
+                    token.start(),
+                    result,
+                    tentative=False,
+                    equals_sign=token.group() == "=",
+                    by_sign=True,
+                    sign=sign,
+                    tilde=token.group() == "~",
+                )
                 self.start(result, result.start())
-                return 2
+                return taken
             self.reset()
         else:
             self.reset()
@@ -466,12 +596,24 @@ class _Scan:
             self.add("x", token.end())
             self.expecting = "factor"
 
-    def result(self, tokens: list[re.Match[str]], index: int) -> re.Match[str] | None:
-        """The number right after the equals sign, past ``~`` or ``about``."""
-        if index + 1 >= len(tokens) or tokens[index + 1].lastgroup != "number":
+    def result(
+        self, tokens: list[re.Match[str]], index: int
+    ) -> tuple[re.Match[str], str, int] | None:
+        """The number right after the equals sign, past ``~`` or ``about``, with its sign
+        (``= -35%``): the number, the sign ("-", "+" or "") and the tokens taken."""
+        taken = 2
+        if index + 2 < len(tokens) and tokens[index + 1].group() in ("−", "+"):
+            taken = 3  # a sign the scan reads as an operator, glued to the number
+        number = tokens[index + taken - 1] if index + taken - 1 < len(tokens) else None
+        if number is None or number.lastgroup != "number":
             return None
-        between = self.text[tokens[index].end() : tokens[index + 1].start()].strip()
-        return tokens[index + 1] if between.lower() in _QUALIFIERS else None
+        between = self.text[tokens[index].end() : number.start()]
+        sign = ""
+        if between[-1:] in _SIGNS:
+            sign, between = "-" if between[-1] != "+" else "+", between[:-1]
+        if taken == 3 and not sign:
+            return None
+        return (number, sign, taken) if between.strip().lower() in _QUALIFIERS else None
 
     def claim(
         self,
@@ -481,9 +623,11 @@ class _Scan:
         tentative: bool,
         equals_sign: bool,
         by_sign: bool,
+        sign: str = "",
+        tilde: bool = False,
     ) -> None:
         """The expression so far, joined at ``joined_at`` to the number ``result_token`` (by a
-        sign such as ``=`` or ``≈`` when ``by_sign``, else by words)."""
+        sign such as ``=`` or ``≈`` when ``by_sign``, else by words), itself signed ``sign``."""
         first = 0 if self.too_long else _balanced_start(self.items)
         tokens = self.items[first:]
         start = self.offsets[first] if tokens else joined_at
@@ -493,8 +637,8 @@ class _Scan:
             self.found(Unreadable(text, start, reason, beyond_limits=True))
             return
         if not any(isinstance(item, str) and item not in "()" for item in tokens):
-            if by_sign and not self.after_range and len(tokens) == 1:
-                self.conversion(tokens[0], result_token, start, text)
+            if by_sign and not self.after_range and len(tokens) == 1 and not sign:
+                self.conversion(tokens[0], result_token, start, text, tilde)
                 return
             if self.after_range and equals_sign:
                 begin = self.text.rfind(" ", 0, start - 1) + 1
@@ -504,8 +648,16 @@ class _Scan:
             return
         try:
             items = _numbers(tokens)
+            result, result_end = self.result_number(result_token, sign)
+            text = self.text[start:result_end]
+            if "to" in items:
+                if len(items) != 3:
+                    reason = "it joins a change from one figure to another to more arithmetic"
+                    self.found(Unreadable(text, start, reason))
+                else:
+                    self.change(items, result, sign, start, text, tentative)
+                return
             value, dimension = _evaluate(items)
-            result = _number(result_token)
         except _Invalid as invalid:
             self.found(Unreadable(text, start, f"it holds {invalid}", invalid.beyond_limits))
             return
@@ -517,7 +669,7 @@ class _Scan:
             self.found(Unreadable(text, start, reason))
             return
         suffix = result.text[len(result.written.text) :]
-        comparative = _COMPARATIVE_RE.match(self.text, result_token.end())
+        comparative = _COMPARATIVE_RE.match(self.text, result_end)
         if result.unit == "%" and comparative:  # "a / b is 4.9 percent slower": a change
             value = abs(value - 1)
             suffix += f" {comparative[1]}"
@@ -535,13 +687,90 @@ class _Scan:
                 _is_bytes(result),
                 result.per_token,
                 tentative,
+                comma_reading=_comma_reading(items, result),
+            )
+        )
+
+    def result_number(self, token: re.Match[str], sign: str) -> tuple[Number, int]:
+        """The result with its sign and a power of ten written after it (``9.8304 x 10^9 B``),
+        and where it ends."""
+        number, end = _number(token), token.end()
+        tail = _POWER_OF_TEN_RE.match(self.text, end) if number.unit is None else None
+        if tail is not None:
+            unit = tail["unit"]
+            scale = number.scale * Fraction(10) ** int(tail["exponent"])
+            scale *= _unit_bytes(unit.split("/")[0].split(" ")[0]) if unit else 1
+            number = number._replace(
+                text=f"{number.text} x 10^{tail['exponent']}" + (f" {unit}" if unit else ""),
+                scale_parts=(scale.numerator, scale.denominator),
+                value=Fraction(number.written.value) * scale,
+                unit=unit,
+                per_token=bool(tail["per_token"]),
+            )
+            end = tail.end()
+        if sign == "-":
+            written = Written(f"-{number.written.text}")
+            number = number._replace(text=f"-{number.text}", written=written, value=-number.value)
+        return number, end
+
+    def change(
+        self,
+        items: list[_Item],
+        result: Number,
+        sign: str,
+        start: int,
+        text: str,
+        tentative: bool,
+    ) -> None:
+        """``from 53.2 s to 36.6 s = -31.2 %``: a relative change, or a difference in points
+        between two percentages; a result without a sign states the size of the change."""
+        before, _, after = items
+        assert isinstance(before, Number) and isinstance(after, Number)
+        if result.unit != "%":
+            return  # from one figure to another, then some other quantity: not a change
+        if _is_bytes(before) != _is_bytes(after):
+            self.found(Unreadable(text, start, "it changes between bytes and a plain number"))
+            return
+        if before.value == 0:
+            self.found(Unreadable(text, start, "it changes from zero"))
+            return
+        comparative = _COMPARATIVE_RE.match(self.text, start + len(text))
+        readings = [(after.value - before.value) / before.value]
+        if before.unit == "%" and after.unit == "%":
+            readings.append(after.value - before.value)  # percentage points
+        if not sign or comparative:
+            readings = [abs(reading) for reading in readings]
+        holding = [r for r in readings if agrees(result.written, r / result.scale)]
+        suffix = result.text[len(result.written.text) :]
+        if comparative:
+            suffix += f" {comparative[1]}"
+            text = self.text[start : comparative.end()]
+        self.found(
+            Claim(
+                text,
+                start,
+                f"from {before.text} to {after.text}",
+                (holding or readings)[0],
+                (before.value, after.value),
+                result.written,
+                result.scale,
+                suffix,
+                False,
+                False,
+                tentative,
             )
         )
 
     def conversion(
-        self, quantity: re.Match[str] | str, result_token: re.Match[str], start: int, text: str
+        self,
+        quantity: re.Match[str] | str,
+        result_token: re.Match[str],
+        start: int,
+        text: str,
+        tilde: bool,
     ) -> None:
-        """``9.16 GiB = 9.84 GB``: one byte quantity written in another unit is a claim too."""
+        """``9.16 GiB = 9.84 GB``: one byte quantity written in another unit is a claim too
+        (and with ``~`` only in another unit: ``16 GiB ~ 24 GiB`` is a range)."""
         if isinstance(quantity, str):
             return  # a lone parenthesis
         try:
@@ -549,6 +778,8 @@ class _Scan:
         except _Invalid:
             return  # a lone number the grammar cannot read states nothing to check
         if not (_is_bytes(number) and _is_bytes(result)) or number.per_token != result.per_token:
+            return
+        if tilde and number.scale == result.scale:
             return
         self.found(
             Claim(
@@ -566,6 +797,38 @@ class _Scan:
                 (number.written, number.scale),
             )
         )
+
+
+def _comma_reading(items: list[_Item], result: Number) -> tuple[tuple[_Item, ...], Number] | None:
+    """The claim's expression and result when one of its numbers reads both as thousands and
+    with a decimal comma (``1,500``), else None; read again only for a claim that fails."""
+    if result.one_comma_group or any(
+        isinstance(item, Number) and item.one_comma_group for item in items
+    ):
+        return tuple(items), result
+    return None
+
+
+def holds_with_decimal_comma(claim: Claim) -> bool:
+    """Whether a claim holds with every number such as ``1,500`` read as 1.5: then it is
+    ambiguous rather than wrong."""
+    if claim.comma_reading is None:
+        return False
+    items, result = claim.comma_reading
+    read = [
+        item._replace(value=item.decimal_reading)
+        if isinstance(item, Number) and item.decimal_reading is not None
+        else item
+        for item in items
+    ]
+    try:
+        value, _ = _evaluate(read)
+    except _Invalid:
+        return False
+    written = result.written
+    if result.one_comma_group:  # 1,500 as 1.500: three decimals written
+        written = Written(written.text.replace(",", "."))
+    return agrees(written, value / result.scale)
 
 
 def _joiner(words: list[str]) -> tuple[int, bool]:
@@ -596,6 +859,7 @@ class Scanned(NamedTuple):
     claims: list[Claim]
     unreadable: list[Unreadable]
     complete: bool  # False when it stopped at its limit
+    per_token: list[Figure]  # every bytes-per-token figure, claimed or not
 
 
 # A claim has an operator before a number (``x 4``, ``/ (2``, `` - 5``), and a range warning
@@ -609,8 +873,12 @@ _RANGE_RE = re.compile(r"[0-9][-–‑][0-9]")
 _PERCENT_OF_RE = re.compile(rf"(?:%|percent){_SPACE}of\b")
 # A byte quantity said again in another unit (``9.16 GiB = 9.84 GB``, ``≈ ~9.8 GB``)
 _CONVERSION_RE = re.compile(
-    rf"(?:{_BYTE_UNIT})(?:/tokens?|\s+per\s+tokens?)?\s{{0,3}}(?:=|≈|≃|~=)\s{{0,3}}(?:~|about\s|approx\.?\s)?\s{{0,3}}[0-9]"
+    rf"(?:{_BYTE_UNIT})(?:/tokens?|\s+per\s+tokens?)?\s{{0,3}}(?:=|≈|≃|~=|~\s)\s{{0,3}}(?:~|about\s|approx\.?\s)?\s{{0,3}}[0-9]"
 )
+# An operator in words before a number: "65,536 times 150,000", "from 53.2 to 36.6"; each
+# search starts with a literal, which the regular expression engine skips to in C
+_TIMES_OR_BY_RE = re.compile(r"(?:times|by)[ \u00a0]+[0-9]")
+_TO_NUMBER_RE = re.compile(r"to[ \u00a0]+[0-9]")
 
 
 def _may_hold_arithmetic(prose: str) -> bool:
@@ -619,69 +887,79 @@ def _may_hold_arithmetic(prose: str) -> bool:
         or ("of" in prose and _PERCENT_OF_RE.search(prose) is not None)
         or ("=" in prose and _RANGE_RE.search(prose) is not None)
         or (
-            ("=" in prose or "≈" in prose or "≃" in prose)
+            ("=" in prose or "≈" in prose or "≃" in prose or "~" in prose)
             and _CONVERSION_RE.search(prose) is not None
         )
+        or (("times" in prose or "by" in prose) and _TIMES_OR_BY_RE.search(prose) is not None)
+        or ("from" in prose and _TO_NUMBER_RE.search(prose) is not None)
     )
 
 
 def scan(prose: str, limit: int | None = None) -> Scanned:
     """Every claim in ``prose`` and every piece of arithmetic that cannot be checked, up to
-    ``limit`` of them together."""
-    if not _may_hold_arithmetic(prose):
-        return Scanned([], [], True)  # most text holds no claim; skip the scan
+    ``limit`` of them together, and every bytes-per-token figure."""
+    if not _may_hold_arithmetic(prose):  # most text holds no claim; skip the scan
+        return Scanned([], [], True, _per_token(prose, None) if "tok" in prose else [])
     state = _Scan(prose, limit)
     complete = state.run()
-    return Scanned(state.claims, state.unreadable, complete)
+    per_token = _per_token(prose, state.tokens) if "tok" in prose else []
+    return Scanned(state.claims, state.unreadable, complete, per_token)
+
+
+_PER_TOKEN_UNIT_RE = re.compile(r"(?:B|bytes|iB|KB|kB|MB|GB|TB)(?:/|[ \u00a0]per[ \u00a0])tok")
+
+
+def _per_token(text: str, tokens: list[re.Match[str]] | None) -> list[Figure]:
+    """The bytes-per-token figures among ``tokens`` (read from ``text`` when not given)."""
+    if "tok" not in text or (tokens is None and _PER_TOKEN_UNIT_RE.search(text) is None):
+        return []
+    found = []
+    for token in _TOKEN_RE.finditer(text) if tokens is None else tokens:
+        if token.lastgroup == "number" and token["per_token"]:
+            try:
+                found.append(Figure(token.start(), token.end(), _number(token), "bytes/token"))
+            except _Invalid:
+                continue
+    return found
 
 
 def find_claims(prose: str) -> list[Claim]:
     return scan(prose).claims
 
 
-# ---- characters that look like arithmetic but are not -----------------------------------------
-
-# Characters a reader takes for an operator, with the one they look like
-LOOK_ALIKES = {
-    **dict.fromkeys("хХχΧⅹⅩ✕✖⨯⨉", "x"),
-    **dict.fromkeys("∗⁎＊✱", "*"),
-    **dict.fromkeys("∕⁄／⧸", "/"),
-    **dict.fromkeys("＝꞊᐀⹀", "="),
-    **dict.fromkeys("＋᛭", "+"),
-}
-# A look-alike operator not glued to a word, before a number; a digit outside 0-9; a
-# look-alike percent sign after a number
-_LOOK_ALIKE_RE = re.compile(
-    rf"(?<![^\W\d_])[{''.join(LOOK_ALIKES)}](?=\s*[(0-9])|(?:(?![0-9])\d)+|(?<=[0-9])[％٪]"
-)
-
-
-class LookAlike(NamedTuple):
-    """A character (or a run of digits) that looks like arithmetic the grammar does not read."""
+class Figure(NamedTuple):
+    """A number in prose and what it counts: a byte unit ("bytes", "bytes/token"), "%", "x",
+    else the word after it ("s", "tokens"), or "" for none."""
 
     start: int
-    text: str
-
-    def describe(self) -> str:
-        import unicodedata  # only text outside ASCII gets here
-
-        first = self.text[0]
-        name = f"U+{ord(first):04X} {unicodedata.name(first, 'unnamed')}"
-        if first in LOOK_ALIKES:
-            meant = LOOK_ALIKES[first]
-            return f"{name} stands where {meant!r} would; write {meant!r}"
-        if first in "％٪":
-            return f"{name} stands where '%' would; write '%'"
-        digits = "".join(str(unicodedata.digit(character)) for character in self.text)
-        more = f" (the first of {len(self.text)})" if len(self.text) > 1 else ""
-        return f"{name}{more} is not a digit 0-9, which is all the arithmetic reads; write {digits}"
+    end: int
+    number: Number
+    kind: str
 
 
-def look_alikes(text: str) -> list[LookAlike]:
-    """Digits outside 0-9 and characters that look like operators beside a number."""
-    if text.isascii():
-        return []
-    return [LookAlike(m.start(), m.group()) for m in _LOOK_ALIKE_RE.finditer(text)]
+_NEXT_WORD_RE = re.compile(r"[ \u00a0]?([A-Za-z][A-Za-z/]*)")
+
+
+def figures(text: str, start: int = 0, end: int | None = None) -> list[Figure]:
+    """Every number the grammar reads in ``text[start:end]``, in order (one regular-expression
+    pass over that span)."""
+    found = []
+    for token in _TOKEN_RE.finditer(text, start, len(text) if end is None else end):
+        if token.lastgroup != "number":
+            continue
+        try:
+            number = _number(token)
+        except _Invalid:
+            continue
+        if _is_bytes(number):
+            kind = "bytes/token" if number.per_token else "bytes"
+        elif number.unit is not None:
+            kind = number.unit
+        else:
+            word = _NEXT_WORD_RE.match(text, token.end())
+            kind = word[1].lower() if word else ""
+        found.append(Figure(token.start(), token.end(), number, kind))
+    return found
 
 
 def claim_value_in_unit(claim: Claim) -> Fraction:

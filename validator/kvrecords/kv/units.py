@@ -86,7 +86,7 @@ MIN_SIGNIFICANT_FIGURES = 2
 
 def significant_figures(written: Written) -> int:
     """The digits from the first non-zero one on: ``0.050`` has 2, ``150,000`` 6, ``0`` none."""
-    return len(written.text.replace(",", "").replace(".", "").lstrip("0"))
+    return len(written.text.lstrip("+-").replace(",", "").replace(".", "").lstrip("0"))
 
 
 def rounds_to(written: Written, exact: Fraction) -> bool:

@@ -277,13 +277,16 @@ def weight_format(stated: str) -> WeightFormat | None:
 
 
 class EngineFloor(NamedTuple):
-    """What an engine can run: the fewest bits per weight and per cached value it offers, and
-    the quantised weights it usually serves."""
+    """What an engine can run: the fewest bits per weight and per cached value it offers, the
+    quantised weights it serves by default (None: a checkpoint as published), and the fewest
+    bits it turns a 16-bit checkpoint into by itself (in-flight or its own conversion step)."""
 
     weights: WeightFormat
     kv_dtype: str  # an element type name (kv.arithmetic)
-    likely_weights: WeightFormat | None  # None: int4
+    likely_weights: WeightFormat | None  # None: the published checkpoint as it is
     why: str
+    from_checkpoint: WeightFormat = GGUF_FLOOR
+    checkpoint_why: str = "any quantization of it"
 
 
 _GGUF_ENGINE = EngineFloor(
@@ -291,17 +294,48 @@ _GGUF_ENGINE = EngineFloor(
     "int4",
     _gguf("q4_k_m"),
     "GGUF down to IQ1_S; cache types down to q4_0 (4 bits counted)",
+    GGUF_FLOOR,
+    "quantizes a checkpoint to any GGUF type (llama-quantize), down to IQ1_S",
 )
+# vLLM quantizes a 16-bit checkpoint in flight with bitsandbytes to 4 bits (docs.vllm.ai,
+# features/quantization/bnb: "Inflight quantization: load as 4bit"); SGLang's online
+# quantization (docs.sglang.io, advanced_features/quantization) and its bitsandbytes load
+# format go as low; TensorRT-LLM's quantization step writes int4 AWQ / W4A8; mlx_lm.convert
+# quantizes to as few as 2 bits.
+_IN_FLIGHT_NF4 = "quantizes a 16-bit checkpoint in flight to 4 bits (bitsandbytes nf4)"
 ENGINES: Mapping[str, EngineFloor] = {
     "llama.cpp": _GGUF_ENGINE,
     "llamacpp": _GGUF_ENGINE,
     "ollama": _GGUF_ENGINE,
     "gguf-parser": _GGUF_ENGINE,
     "ds4": _GGUF_ENGINE,
-    "vllm": EngineFloor(GGUF_FLOOR, "fp8", None, "GGUF weights down to IQ1_S; fp8 cache"),
-    "sglang": EngineFloor(GGUF_FLOOR, "fp4", None, "GGUF weights down to IQ1_S; fp4_e2m1 cache"),
-    "tensorrt-llm": EngineFloor(INT4, "fp4", None, "int4 AWQ / W4A8 weights; fp4 cache"),
-    "mlx": EngineFloor(INT2, "int2-g64", INT4, "2-bit weights and quantized cache"),
+    "vllm": EngineFloor(
+        GGUF_FLOOR, "fp8", None, "GGUF weights down to IQ1_S; fp8 cache", NF4, _IN_FLIGHT_NF4
+    ),
+    "sglang": EngineFloor(
+        GGUF_FLOOR,
+        "fp4",
+        None,
+        "GGUF weights down to IQ1_S; fp4_e2m1 cache",
+        NF4,
+        "quantizes a 16-bit checkpoint online to 4 bits (torchao int4, bitsandbytes nf4)",
+    ),
+    "tensorrt-llm": EngineFloor(
+        INT4,
+        "fp4",
+        None,
+        "int4 AWQ / W4A8 weights; fp4 cache",
+        INT4,
+        "writes int4 AWQ / W4A8 from a 16-bit checkpoint in its quantization step",
+    ),
+    "mlx": EngineFloor(
+        INT2,
+        "int2-g64",
+        INT4,
+        "2-bit weights and quantized cache",
+        INT2,
+        "quantizes a checkpoint to as few as 2 bits (mlx_lm.convert)",
+    ),
 }
 # An engine the table does not know may run anything the vocabulary holds.
 ANY_ENGINE = EngineFloor(GGUF_FLOOR, "int2", None, "any engine: the lowest precisions there are")
@@ -324,19 +358,31 @@ class WeightReadings(NamedTuple):
 
 
 def readings(
-    stated: WeightFormat | None, model_dtype: str | None, engine: str | None
+    stated: WeightFormat | None,
+    model_dtype: str | None,
+    engine: str | None,
+    published: tuple[str, ...] | None = None,
 ) -> WeightReadings:
-    """Both readings of a known (or unstated: None) weights precision."""
+    """Both readings of a known (or unstated: None) weights precision. Unstated weights are a
+    checkpoint the model's publisher released (``published``, from the model file) as the
+    engine runs it: the fewest bits are the lowest published precision or what the engine
+    makes of a 16-bit one by itself; the likely reading is the engine's default with it."""
     floor = engine_floor(engine)
     native = NATIVE_DTYPES.get(model_dtype or "")
+    formats = [f for f in (weight_format(name) for name in published or ()) if f is not None]
+    if stated is None and formats:
+        return _published_readings(formats, floor, engine or "an unnamed engine")
     if stated is None or stated is QUANTIZED:
-        # the commonest quantised serving format, as a reviewer would first guess it
-        likely = floor.likely_weights or INT4
+        # unstated: the checkpoint of the model's own dtype as the engine serves it by default;
+        # quantized: the commonest quantised serving format, as a reviewer would first guess it
+        default = native if stated is None else None
+        likely = floor.likely_weights or default or INT4
         what = "not stated" if stated is None else "quantized, width not stated"
         engine_name = engine or "an unnamed engine"
+        bound = "; the model file lists no published precisions" if stated is None else ""
         assumption = (
             f"weights precision {what}: {likely.name} taken as likely; {engine_name} runs "
-            f"down to {floor.weights.name} ({float(floor.weights.bits):g} bits)"
+            f"down to {floor.weights.name} ({float(floor.weights.bits):g} bits{bound})"
         )
         return WeightReadings(floor.weights, likely, assumption)
     if stated is NATIVE:
@@ -349,6 +395,34 @@ def readings(
         )
         return WeightReadings(lowest, BF16, assumption)
     return WeightReadings(stated, stated, None)
+
+
+def _published_readings(
+    formats: list[WeightFormat], floor: EngineFloor, engine: str
+) -> WeightReadings:
+    """Unstated weights of a model with published checkpoints: which bound decides, said."""
+
+    def runs_as(published: WeightFormat) -> WeightFormat:
+        if published.bits >= 16 and floor.from_checkpoint.bits < published.bits:
+            return floor.from_checkpoint
+        return published
+
+    source = min(formats, key=lambda f: runs_as(f).bits)
+    favourable = runs_as(source)
+    likely = floor.likely_weights or formats[0]  # the main checkpoint comes first
+    listed = ", ".join(f.name for f in formats)
+    if favourable is source:
+        decided = f"the published {source.name} checkpoint"
+    else:
+        decided = f"{engine} {floor.checkpoint_why}, from the published {source.name}"
+    default = (
+        f"{engine}'s default" if floor.likely_weights else f"{engine} serves the checkpoint as is"
+    )
+    assumption = (
+        f"weights precision not stated: {likely.name} taken as likely ({default}); the fewest "
+        f"bits {favourable.name} ({float(favourable.bits):g}): {decided} (published: {listed})"
+    )
+    return WeightReadings(favourable, likely, assumption)
 
 
 # ---- parameter counts and weight bytes ------------------------------------------------------

@@ -398,7 +398,9 @@ def check_record_file(
         return [*problems, *([link] if link else [])]
     if state.model is None or any(p.severity == "error" for p in state.problems):
         return [*problems, broken_model_problem(document, state.file.display)]
-    context = RecordContext(document, state.model, state.file.display.removesuffix(".yaml"))
+    context = RecordContext(
+        document, state.model, state.file.display.removesuffix(".yaml"), claims.model_ids()
+    )
     named_hardware = hardware_index(document.data, hardware or hardware_catalog(root, claims))
     return problems + record_problems(
         context, named_hardware, lambda model_id: sound_model(state_of, model_id)

@@ -14,21 +14,21 @@ from pathlib import Path
 from typing import Any
 
 from kvrecords.checks.context import RecordContext
-from kvrecords.checks.engine_reported import engine_checks
+from kvrecords.checks.derivations import RunDerivation, run_derivations
+from kvrecords.checks.engine_reported import ENGINE_REPORTED, engine_checks
 from kvrecords.checks.hardware import hardware_catalog
 from kvrecords.checks.measurements import (
     BYTES_NOT_RECOMPUTED,
     PREFILL_RATE,
+    SPEEDUP,
     TOKENS_NOT_RECOMPUTED,
 )
 from kvrecords.checks.plausibility import Evaluation, Inputs, ModelLookup, all_evaluations
 from kvrecords.checks.registry import record_problems
 from kvrecords.checks.runs import (
     Bounds,
-    RunDerivation,
     comparison_unit,
     comparisons,
-    run_derivations,
     unit_suffix,
 )
 from kvrecords.dataset.document import Document, read_document
@@ -38,6 +38,7 @@ from kvrecords.dataset.layout import (
     MODELS_DIR,
     SCHEMA_DIR,
     DatasetFile,
+    IdClaims,
     classify,
     model_file,
 )
@@ -113,7 +114,7 @@ def explain_lines(
     assumptions = _assumptions_used(evaluations)
     lines += _plausibility_section(evaluations, assumptions)
     lines += _assumptions_section(assumptions)
-    lines += _not_checked_section(evaluations)
+    lines += _not_checked_section(record, evaluations, models)
     problems = record_problems(record, hardware, models)
     lines.append("Problems:" if problems else "Problems: none")
     lines += _problem_lines(sorted(set(problems)))
@@ -138,7 +139,8 @@ def _record_context(root: Path, document: Document) -> RecordContext | str:
     if state.model is None or any(p.severity == "error" for p in state.problems):
         lines = [f"{display} has problems; nothing is derived:", *_problem_lines(state.problems)]
         return "\n".join(lines)
-    return RecordContext(document, state.model, display.removesuffix(".yaml"))
+    model_ids = IdClaims(root).model_ids()
+    return RecordContext(document, state.model, display.removesuffix(".yaml"), model_ids)
 
 
 # ---- inputs ---------------------------------------------------------------------------------
@@ -159,6 +161,11 @@ def _model_section(record: RecordContext) -> list[str]:
             f"{INDENT}parameters: {total} total, {active} active, stated as "
             f"{parameters.stated_as!r}"
         )
+    published = model.published_precisions
+    lines.append(
+        f"{INDENT}published precisions: "
+        + (", ".join(published) if published else "not listed (unstated weights may be any)")
+    )
     if model.unknown:
         lines.append(f"{INDENT}unknown in the model file: {', '.join(model.unknown)}")
     return lines
@@ -360,6 +367,12 @@ def _runs_section(record: RecordContext, models: ModelLookup | None) -> list[str
         scaled = Bounds(comparison.value.low * scale, comparison.value.high * scale)
         shown = f"{scaled.show()}{unit_suffix(comparison_unit(stated['kind'], stated['metric']))}"
         lines.append(f"{INDENT}{head}: {comparison.working} = {shown} (stated {stated['stated']})")
+        flag = stated.get("source_arithmetic")
+        if flag is not None:
+            lines.append(
+                f"{INDENT * 2}the source's own arithmetic: it states {stated['stated']}, its "
+                f"runs give {flag['recomputed']} ({flag['note']})"
+            )
     lines.append("Derived from each run's measurements")
     lines += [_run_derivation_line(derivation) for derivation in run_derivations(record)]
     checks = engine_checks(record, models)
@@ -427,8 +440,28 @@ def _assumptions_section(assumptions: list[str]) -> list[str]:
     return lines
 
 
-def _not_checked_section(evaluations: list[Evaluation]) -> list[str]:
-    skipped = [e for e in evaluations if not e.checked]
+def _not_checked_section(
+    record: RecordContext, evaluations: list[Evaluation], models: ModelLookup | None
+) -> list[str]:
+    """Everything the checks could not work out, and why: comparisons stated only, figures a
+    run cannot derive, engine lines no engine model sizes, plausibility checks lacking an
+    input. "nothing" only when every one of them ran."""
+    skipped = [
+        f"{derivation.rule.code} {derivation.run.id}: {derivation.field}: {derivation.working}"
+        for derivation in run_derivations(record)
+        if derivation.value is None
+    ]
+    for comparison in comparisons(record):
+        if comparison.value is None:
+            stated = comparison.stated
+            what = f"{stated['kind']} of {stated['metric']} ({stated['statistic']})"
+            where = f"{stated['from']} -> {stated['to']}"
+            bound = " (held to the bound it leaves open)" if comparison.limits else ""
+            skipped.append(f"{SPEEDUP.code} {what}, {where}: {comparison.working}{bound}")
+    for check in engine_checks(record, models):
+        if not check.candidates and not check.errors:
+            skipped.append(f"{ENGINE_REPORTED.code} {check.item.run.id}: {check.why_not}")
+    skipped += [f"{e.rule.code} {e.check}: {e.skipped}" for e in evaluations if not e.checked]
     lines = ["Not checked" if skipped else "Not checked: nothing"]
-    lines += [f"{INDENT}{e.rule.code} {e.check}: {e.skipped}" for e in skipped]
+    lines += [f"{INDENT}{line}" for line in skipped]
     return lines

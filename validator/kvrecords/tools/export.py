@@ -296,10 +296,21 @@ METRIC_COLUMNS = (
     ),
     Column("compared_with", "string", "For a comparison: the run it is compared from."),
     Column(
+        "recomputed",
+        "string",
+        "For a comparison whose value is the source's own careless arithmetic (it does not "
+        "follow from the runs at its precision): what the two runs give, as written (-27.92%), "
+        "and the record's note on it; empty otherwise.",
+    ),
+    Column(
         "definition", "string", "For a hit rate: what it counts and over what window (tokens/run)."
     ),
     Column("scope", "string", "For engine-reported KV and rates: per_request, pool, per_device..."),
     Column("benchmark", "string", "For a quality metric: the benchmark or corpus."),
+    Column(
+        "part", "string", "The part of the run a figure covers (a phase, a layer group, a tier)."
+    ),
+    Column("device", "string", "The device a figure is of, when the run gives one per device."),
     Column("baseline_value", "measured", "For a quality metric: the value without the technique."),
     Column(
         "spread",
@@ -351,7 +362,16 @@ def _figure_rows(root: Path) -> list[dict[str, Any]]:
             stated = str(comparison["stated"])
             value = _comparison_value(stated_comparison(stated))
             cells = dict.fromkeys(
-                ("definition", "scope", "benchmark", "baseline_value", "spread", "stated_as")
+                (
+                    "definition",
+                    "scope",
+                    "benchmark",
+                    "part",
+                    "device",
+                    "baseline_value",
+                    "spread",
+                    "stated_as",
+                )
             )
             cells.update(
                 kind=comparison["kind"],
@@ -361,10 +381,17 @@ def _figure_rows(root: Path) -> list[dict[str, Any]]:
                 value=value,
                 value_as_written=stated,
                 compared_with=comparison["from"],
+                recomputed=_source_arithmetic(comparison),
                 stated_as=comparison.get("stated_as"),
             )
             result.append({**_run_setting(data, to_run), **cells})
     return result
+
+
+def _source_arithmetic(comparison: dict[str, Any]) -> str | None:
+    """``-27.92% (the table rounds ...)`` for a comparison flagged as the source's own slip."""
+    flag = comparison.get("source_arithmetic")
+    return None if flag is None else f"{flag['recomputed']} ({flag['note']})"
 
 
 def _numbered(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -430,9 +457,12 @@ def _metric_cells(metric: dict[str, Any]) -> dict[str, Any]:
         "value": None if isinstance(value, str) else value,
         "value_as_written": value if isinstance(value, str) else None,
         "compared_with": None,
+        "recomputed": None,
         "definition": f"{definition['counted_in']}/{definition['window']}" if definition else None,
         "scope": metric.get("scope"),
         "benchmark": metric.get("benchmark"),
+        "part": metric.get("part"),
+        "device": metric.get("device"),
         "baseline_value": metric.get("baseline_value"),
         "spread": _spread(metric.get("spread")),
         "stated_as": metric.get("stated_as"),

@@ -22,18 +22,22 @@ dtype, a concurrency and perhaps speculative decoding. From those:
   value width kv_lora_rank, and state layers add nothing;
 - KV704 fit claims: each ``kv_bytes_basis.fit_claims`` entry is evaluated like KV701 and must
   come out the way it claims;
+- KV707 memory figures: a peak, a KV size, a budget or the weights' share a run measured is
+  within its devices' memory (one device for a figure printed per device);
 - KV705 hardware link: every accelerator and family a record names has a file in hardware/;
 - KV706 settings: weights precisions come from the closed vocabulary, a draft model names a
   model file.
 
 Two readings. Every check is computed twice. On the reading most favourable to the record,
 each input the record leaves open takes its most generous plausible value: the fewest bits per
-weight the engine runs, the smallest KV dtype it offers, the lowest parameter count that rounds
+weight of a checkpoint the model's publisher released as the engine runs it (any the engine runs
+when the model file lists none), the smallest KV dtype it offers, the lowest parameter count that rounds
 to a name, the largest member of a hardware family, the most generous peak, the concurrency
 that helps (one sequence for a fit or a per-sequence rate, every stated sequence for an
 aggregate rate, any number when it is unbounded). A figure beyond that bound is impossible on
 any reading: an error, with or without ``--strict``. On the likely reading the open inputs take
-their likely values (the model's own dtype, the stated KV dtype, all stated sequences at once,
+their likely values (the published checkpoint as the engine serves it by default, the stated
+KV dtype, the stated concurrency at once,
 the least generous family member); a figure beyond only that bound is a warning that names what
 the likely reading assumes. A figure rated low in its hardware file cannot establish an
 impossibility, so a check that rests on one only warns. A check that lacks an input is not run;
@@ -59,6 +63,7 @@ from kvrecords.checks.plausibility.fit import (
     fit_evaluations,
 )
 from kvrecords.checks.plausibility.links import check_hardware_links, check_settings
+from kvrecords.checks.plausibility.memory import MEMORY_FIGURES, evaluate_memory_figures
 from kvrecords.checks.plausibility.prefill import PREFILL_CEILING, evaluate_prefill
 from kvrecords.checks.plausibility.setup import (
     Evaluation,
@@ -99,6 +104,8 @@ def _message(evaluation: Evaluation) -> str:
         text = f"{label}: {what} is above the roofline {on}: "
     elif rule is PREFILL_CEILING:
         text = f"{label}: {what} is faster than the peak FLOP/s allows {on}: "
+    elif rule is MEMORY_FIGURES:
+        text = f"{label}: {what} is above the memory of its accelerators {on}: "
     else:
         holds = "it fits" if not evaluation.expect_within else "it does not fit"
         text = f"{evaluation.check} does not hold {on}, {holds}: "
@@ -155,6 +162,7 @@ def all_evaluations(record: RecordContext, inputs: Inputs) -> list[Evaluation]:
     return [
         *fit_evaluations(setups),
         *figure_evaluations(record, setups),
+        *evaluate_memory_figures(record, setups),
         *evaluate_fit_claims(record, inputs),
     ]
 

@@ -52,9 +52,17 @@ FIT = Rule(
     "fit one 80 GB card. Memory is hardware/<id>.yaml's usable_gib (the nominal size on "
     "unified-memory parts; a family named without its form factor, its largest member). Bits "
     "per weight come from weights_precision (bf16 16, fp8 8, int4 4, nvfp4 4.5, mxfp4 4.25, "
-    "Q4_K_M 4.5...: the fewest the name allows); unstated, the favourable reading takes the "
-    "fewest the engine runs and the likely one the model's own dtype. The favourable reading "
-    "counts one sequence, the likely one every concurrent sequence. Weights with "
+    "Q4_K_M 4.5...: the fewest the name allows); unstated, the weights are a checkpoint the "
+    "model's publisher released (the model file's published_precisions) as the engine runs "
+    "it: the favourable reading takes the lowest published precision or what the engine makes "
+    "of a 16-bit one by itself (vLLM and SGLang quantize it in flight to 4 bits, llama.cpp to "
+    "any GGUF type), the likely one what the engine serves by default (vLLM a bf16 checkpoint "
+    "in bf16, Ollama Q4_K_M); a model file that lists none leaves the fewest bits the engine "
+    "runs at all. The message names the bound that decided. The favourable reading "
+    "counts one sequence (an engine that cannot hold every request queues the rest), the "
+    "likely one the run's concurrency, at most its request count; requests sent all at once "
+    "(unbounded) or an unstated concurrency give no count that must fit, so it counts one and "
+    "says so. Weights with "
     "weights_placement.on: offloaded are not counted; under kv_offload the favourable reading "
     "counts no KV and the likely one the running sequences' KV, which stays on the "
     "accelerator. Two readings of one record, worked: Qwen3.8-27B (27B read off the name, so "
@@ -113,10 +121,12 @@ def evaluate_fit(setup: RunSetup) -> Evaluation:
     if hardware.favourable.usable_memory_bytes is None:
         return skip(FIT, check, setup.path, f"{hardware.favourable.display} gives no memory size")
     kv_offload = "kv_offload" in setup.techniques
+    concurrent, uncounted = sequences_in_flight(setup)
     # Offloading lets the engine keep only the sequence it is computing on the accelerator.
-    concurrent = setup.concurrency if isinstance(setup.concurrency, int) else 1
     sequences = 1 if kv_offload else concurrent
     notes = list(kv.notes)
+    if uncounted and not kv_offload:
+        notes.append(uncounted)
     assumptions = list(listed(total.assumption, weights.assumption, hardware.assumption))
 
     def side(
@@ -165,7 +175,9 @@ def evaluate_fit(setup: RunSetup) -> Evaluation:
         total.likely, weights.likely, kv.likely, kv.likely_text, sequences, hardware.likely, True
     )
     if sequences > 1:
-        assumptions.append(f"all {sequences} concurrent sequences at the context at once")
+        assumptions.append(
+            f"all {sequences} sequences the run has in flight held at the context at once"
+        )
     if kv_offload:
         assumptions.append("the running sequence's KV stays on the accelerator (kv_offload)")
     if hardware.likely.likely_memory_bytes is not None:
@@ -186,6 +198,24 @@ def evaluate_fit(setup: RunSetup) -> Evaluation:
         ),
         notes=tuple(notes),
     )
+
+
+def sequences_in_flight(setup: RunSetup) -> tuple[int, str]:
+    """The sequences the likely reading holds at once: the run's concurrency, at most its
+    request count; else one, with why. An engine that cannot hold them all queues the rest, so
+    the favourable reading counts one. Requests sent all at once (unbounded) are a flood the
+    engine admits as far as its pool goes: their count bounds the sequences in flight from
+    above only, so they do not make a count that must fit."""
+    concurrency, requests = setup.concurrency, setup.requests
+    if isinstance(concurrency, int):
+        return (min(concurrency, requests) if requests else concurrency), ""
+    if concurrency == "unbounded":
+        sent = f"its {requests:,} requests" if requests else "its requests"
+        return 1, (
+            f"one sequence counted: the run sends {sent} at once (unbounded) and the engine "
+            "queues what its pool cannot hold"
+        )
+    return 1, "one sequence counted: the concurrency is not stated"
 
 
 # ---- KV704 fit claims -----------------------------------------------------------------------
@@ -219,7 +249,7 @@ def _fit_claim(
             f"weights precision {claim['weights_precision']!r} is not in the vocabulary ({SETTINGS.code})",
         )
     engine = record.data["methodology"]["engine"]["name"]
-    claimed = readings(stated, record.model.dtype, engine)
+    claimed = readings(stated, record.model.dtype, engine, record.model.published_precisions)
     assumptions = list(listed(total.assumption, claimed.assumption))
     if claim["weights_precision_stated"]:
         favourable_weights = claimed.favourable

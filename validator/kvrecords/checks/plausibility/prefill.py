@@ -69,6 +69,8 @@ def _together(
         return Fraction(1)
     if isinstance(requests, int) and requests > concurrency:
         return Fraction(1)
+    if isinstance(requests, int) and requests < concurrency:
+        concurrency = requests  # no more prompts arrive together than the run sends
     if statistic == "max":
         return Fraction(concurrency)
     if statistic == "mean":
@@ -112,9 +114,10 @@ def evaluate_prefill(setup: RunSetup, figure: Figure, value: Fraction) -> Evalua
             likely_subject = (
                 f"{format_exact(together)} prompts x {subject} = {tokens_per_s(likely_rate)}"
             )
-            assumptions.append(
-                f"the {setup.concurrency} prompts arrived together ({figure.statistic} TTFT)"
-            )
+            sent = setup.concurrency
+            if isinstance(sent, int) and setup.requests and setup.requests < sent:
+                sent = setup.requests
+            assumptions.append(f"the {sent} prompts arrived together ({figure.statistic} TTFT)")
     else:
         rate, subject = value, f"{tokens_per_s(value)} measured"
         likely_rate, likely_subject = rate, subject

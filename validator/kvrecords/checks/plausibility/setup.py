@@ -264,7 +264,7 @@ def _weights(stated: Any, model: Model, engine: str | None) -> WeightReadings | 
     found = None if stated is None else weight_format(str(stated))
     if stated is not None and found is None:
         return Unknown(f"weights precision {stated!r} is not in the vocabulary ({SETTINGS.code})")
-    return readings(found, model.dtype, engine)
+    return readings(found, model.dtype, engine, model.published_precisions)
 
 
 def kv_reading(

@@ -12,7 +12,8 @@ from fractions import Fraction
 from typing import Any, NamedTuple
 
 from kvrecords.checks.context import RecordContext
-from kvrecords.checks.runs import Bounds, comparisons, run_derivations
+from kvrecords.checks.derivations import run_derivations
+from kvrecords.checks.runs import Bounds, comparisons
 from kvrecords.dataset.records import runs
 from kvrecords.kv.metrics import BY_NAME
 from kvrecords.kv.units import format_exact
@@ -102,6 +103,7 @@ class ComparisonRow(NamedTuple):
     recomputed: str  # '' when it cannot be recomputed
     working: str
     stated_as: str
+    source_arithmetic: str  # '' unless the stated figure is the source's own slip
 
     @property
     def summary(self) -> str:
@@ -168,6 +170,10 @@ def _qualifiers(metric: Mapping[str, Any]) -> str:
         parts.append(metric["scope"].replace("_", " "))
     if metric.get("benchmark"):
         parts.append(f"on {metric['benchmark']}")
+    if metric.get("part"):
+        parts.append(f"part: {metric['part']}")
+    if metric.get("device"):
+        parts.append(f"device: {metric['device']}")
     if metric.get("baseline_value") is not None:
         parts.append(f"without the technique {measured(metric['baseline_value'])}")
     spread = metric.get("spread")
@@ -297,6 +303,15 @@ def comparison_rows(context: RecordContext) -> tuple[ComparisonRow, ...]:
                 "" if comparison.value is None else _bounds_text(comparison.value, stated["kind"]),
                 comparison.working,
                 stated.get("stated_as", ""),
+                _source_arithmetic_text(stated),
             )
         )
     return tuple(rows)
+
+
+def _source_arithmetic_text(stated: dict[str, Any]) -> str:
+    """What the record says of a figure the source computed carelessly; '' for none."""
+    flag = stated.get("source_arithmetic")
+    if flag is None:
+        return ""
+    return f"the source's own arithmetic: its runs give {flag['recomputed']} ({flag['note']})"

@@ -19,14 +19,7 @@ from kvrecords.dataset.bench import (
     register,
 )
 from kvrecords.dataset.bench.entry import Entry
-from kvrecords.dataset.bench.readers.serving import (
-    completed,
-    concurrency,
-    described,
-    duration_of,
-    request_rate,
-    run_figures,
-)
+from kvrecords.dataset.bench.readers import serving
 
 TOOL = "sglang-bench-serving"
 LATENCIES = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2e_latency": "e2e_latency_ms"}
@@ -72,11 +65,11 @@ def _run(entry: Entry, file_name: str) -> BenchRun:
     entry.require("sglang.bench_serving", "backend", "completed")
     if not any(key.endswith("_e2e_latency_ms") for key in entry.values):
         entry.require("sglang.bench_serving", "mean_e2e_latency_ms")
-    figures = run_figures(entry, LATENCIES, RATES)
+    figures = serving.run_figures(entry, LATENCIES, RATES)
     accepted = entry.figure("accept_length", "acceptance_length", "mean")
     if accepted is not None:
         figures.append(accepted)
-    rate, cap = request_rate(entry), concurrency(entry)
+    rate, cap = serving.request_rate(entry), serving.concurrency(entry)
     entry.skip("concurrency", "the mean number of requests in flight; no metric holds it")
     entry.skip("max_concurrent_requests", "the most requests in flight at once; no metric holds it")
     entry.skip(
@@ -93,16 +86,16 @@ def _run(entry: Entry, file_name: str) -> BenchRun:
     return BenchRun(
         tool=TOOL,
         file_name=file_name,
-        label=described(entry, rate, cap),
+        label=serving.described(entry, rate, cap),
         figures=tuple(figures),
         concurrency=cap,
         unbounded=cap is None and entry.has("max_concurrency"),
         request_rate=rate,
-        num_requests=completed(entry),
+        num_requests=serving.completed(entry),
         # random prompts of exactly these lengths only when the range ratio is 1
         input_tokens=entry.count("random_input_len") if fixed else None,
         output_tokens=entry.count("random_output_len") if fixed else None,
-        duration_s=duration_of(figures),
+        duration_s=serving.duration_of(figures),
         # SGLang's own request API (backend sglang) is served by SGLang alone
         engine="sglang" if backend == "sglang" else None,
         model=model,

@@ -23,14 +23,7 @@ from kvrecords.dataset.bench import (
     register,
 )
 from kvrecords.dataset.bench.entry import Entry
-from kvrecords.dataset.bench.readers.serving import (
-    completed,
-    concurrency,
-    described,
-    duration_of,
-    request_rate,
-    run_figures,
-)
+from kvrecords.dataset.bench.readers import serving
 
 TOOL = "vllm-bench-serve"
 LATENCIES = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_latency_ms"}
@@ -77,8 +70,8 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
 def _run(entry: Entry, file_name: str) -> BenchRun:
     if not entry.has("tokenizer_id"):  # every release writes model_id and tokenizer_id
         entry.require("vllm bench serve", "model_id")
-    figures = run_figures(entry, LATENCIES, RATES)
-    rate, cap = request_rate(entry), concurrency(entry)
+    figures = serving.run_figures(entry, LATENCIES, RATES)
+    rate, cap = serving.request_rate(entry), serving.concurrency(entry)
     failed = entry.count("failed")
     if failed:
         entry.skipped.append(
@@ -96,15 +89,15 @@ def _run(entry: Entry, file_name: str) -> BenchRun:
     return BenchRun(
         tool=TOOL,
         file_name=file_name,
-        label=entry.key_prefix + label if label else described(entry, rate, cap),
+        label=entry.key_prefix + label if label else serving.described(entry, rate, cap),
         figures=tuple(figures),
         concurrency=cap,
         unbounded=cap is None and entry.has("max_concurrency"),
         request_rate=rate,
-        num_requests=completed(entry),
+        num_requests=serving.completed(entry),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
-        duration_s=duration_of(figures),
+        duration_s=serving.duration_of(figures),
         model=entry.text("model_id"),
         workload=tuple(workload),
         not_imported=entry.not_imported(),
