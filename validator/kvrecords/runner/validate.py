@@ -21,6 +21,7 @@ from kvrecords.checks.hardware import hardware_catalog
 from kvrecords.checks.models import ModelState, judge_model_file
 from kvrecords.checks.references import (
     broken_model_problem,
+    engine_name_problems,
     model_link_problem,
     null_reason_problems,
     placeholder_problems,
@@ -367,6 +368,7 @@ def check_record_file(
     problems += _unfilled_problems(document, schema_errors)
     if schema_errors:
         return problems + schema_errors
+    problems += engine_name_problems(document)
     problems += date_problems(document)
     model_id: str = document.data["model"]
     state = state_of(model_id) if ID_PATTERN.fullmatch(model_id) else None
