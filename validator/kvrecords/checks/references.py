@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kvrecords.checks.context import ModelLookup, RecordContext, value_at
-from kvrecords.dataset.document import Document, JsonPath, dotted
+from kvrecords.dataset.document import Document, JsonPath, dotted, value_or_none
 from kvrecords.dataset.layout import ID_PATTERN, model_file
 from kvrecords.dataset.schemas import is_placeholder
 from kvrecords.problems import Problem, Rule, closest
@@ -51,6 +51,53 @@ PLACEHOLDER = Rule(
     "reason: The post does not publish decode tokens/s.",
     "reason: 'TODO: fill from the source or give the reason it is not stated'\n# KV206 not_stated[3].reason is still a placeholder",
 )
+
+
+ENGINE_NAME = Rule(
+    "KV209",
+    "engine-name",
+    "An engine the dataset knows is named one way: llama.cpp, tensorrt-llm, "
+    "text-generation-inference, vllm, sglang (not llamacpp, trtllm or tgi), in the record's "
+    "engine and in a run's.",
+    "The coverage tables, the site and plan's evidence group records by engine name; two "
+    "spellings of one engine split its evidence in two and hide it from a reader filtering by "
+    "the other.",
+    "engine: {name: llama.cpp, version: b4407}",
+    "engine: {name: llamacpp, version: b4407}\n# KV209 methodology.engine.name: write "
+    "'llama.cpp', the name the dataset uses for this engine",
+)
+
+# Other spellings of the engines the dataset names, to the one it uses.
+ENGINE_SPELLINGS = {
+    "llamacpp": "llama.cpp",
+    "llama-cpp": "llama.cpp",
+    "trtllm": "tensorrt-llm",
+    "trt-llm": "tensorrt-llm",
+    "tensorrt": "tensorrt-llm",
+    "tgi": "text-generation-inference",
+    "v-llm": "vllm",
+    "sg-lang": "sglang",
+}
+
+
+def engine_name_problems(document: Document) -> list[Problem]:
+    """KV209: the record's engine and each run's are named as the dataset names them."""
+    places: list[JsonPath] = [("methodology", "engine", "name")]
+    places += [
+        ("runs", index, "engine", "name")
+        for index, run in enumerate(document.data.get("runs", []))
+        if isinstance(run.get("engine"), dict)
+    ]
+    problems = []
+    for place in places:
+        name = value_or_none(document.data, *place)
+        if isinstance(name, str) and name in ENGINE_SPELLINGS:
+            wanted = ENGINE_SPELLINGS[name]
+            message = (
+                f"{dotted(place)}: write {wanted!r}, the name the dataset uses for this engine"
+            )
+            problems.append(document.problem(ENGINE_NAME, place, message))
+    return problems
 
 
 def model_link_problem(

@@ -22,6 +22,7 @@ from kvrecords.checks.hardware import hardware_catalog
 from kvrecords.checks.models import ModelState, judge_model_file
 from kvrecords.checks.references import (
     broken_model_problem,
+    engine_name_problems,
     model_link_problem,
     null_reason_problems,
     placeholder_problems,
@@ -385,6 +386,7 @@ def check_record_file(
     problems += _unfilled_problems(document, schema_errors)
     if schema_errors:
         return problems + schema_errors
+    problems += engine_name_problems(document)
     problems += date_problems(document)
     if "evidence" in document.data:  # the kept result files, read only for a record listing them
         problems += _evidence_problems(root, document, dataset_file)
