@@ -5,19 +5,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import NamedTuple
 
-from kvrecords.checks.plausibility.setup import (
-    CommonInputs,
-    Drafting,
-    Evaluation,
-    Figure,
-    KvReading,
-    RunSetup,
-    Side,
-    common_inputs,
-    listed,
-    rated_low,
-    skip,
-)
+from kvrecords.checks.plausibility import setup as shared
 from kvrecords.kv.geometry import Model
 from kvrecords.kv.hardware import Hardware
 from kvrecords.kv.roofline import (
@@ -140,14 +128,16 @@ def _unread_embedding(model: Model, likely: bool) -> Fraction:
     return Fraction(model.vocab_size * model.hidden_size, 10**9)
 
 
-def evaluate_decode(setup: RunSetup, figure: Figure, value: Fraction) -> Evaluation:
+def evaluate_decode(
+    setup: shared.RunSetup, figure: shared.Figure, value: Fraction
+) -> shared.Evaluation:
     check = f"{setup.label}: decode {figure.name}"
-    common = common_inputs(setup, "active")
+    common = shared.common_inputs(setup, "active")
     reasons = unknown_reasons(common, setup.kv_decode, setup.drafting)
     if reasons:
-        return skip(DECODE_ROOFLINE, check, figure.path, "; ".join(reasons))
-    assert isinstance(common, CommonInputs) and isinstance(setup.kv_decode, KvReading)
-    assert isinstance(setup.drafting, Drafting) and setup.model is not None
+        return shared.skip(DECODE_ROOFLINE, check, figure.path, "; ".join(reasons))
+    assert isinstance(common, shared.CommonInputs) and isinstance(setup.kv_decode, shared.KvReading)
+    assert isinstance(setup.drafting, shared.Drafting) and setup.model is not None
     hardware, count, active, weights = common
     kv, drafting, model = setup.kv_decode, setup.drafting, setup.model
     favourable_reading, likely_reading, reading_assumption = _decode_readings(
@@ -155,7 +145,7 @@ def evaluate_decode(setup: RunSetup, figure: Figure, value: Fraction) -> Evaluat
     )
     notes = list(kv.notes)
     assumptions = list(
-        listed(
+        shared.listed(
             active.assumption,
             weights.assumption,
             hardware.assumption,
@@ -205,7 +195,7 @@ def evaluate_decode(setup: RunSetup, figure: Figure, value: Fraction) -> Evaluat
         steps: Fraction | None,
         compute_types: tuple[str, ...],
         likely: bool,
-    ) -> Side | Unknown:
+    ) -> shared.Side | Unknown:
         limits: list[tuple[Fraction, str]] = []
         lookup = _unread_embedding(model, likely)
         weights_total = weight_bytes(params - lookup, bits)
@@ -254,7 +244,7 @@ def evaluate_decode(setup: RunSetup, figure: Figure, value: Fraction) -> Evaluat
         if not limits:
             return Unknown(f"{hw.display} gives no bandwidth or peak")
         limit, working = min(limits, key=lambda item: item[0])
-        return Side(
+        return shared.Side(
             value,
             limit,
             f"{tokens_per_s(value)} read as {reading.text}",
@@ -293,15 +283,17 @@ def evaluate_decode(setup: RunSetup, figure: Figure, value: Fraction) -> Evaluat
         True,
     )
     if isinstance(favourable, Unknown):
-        return skip(DECODE_ROOFLINE, check, figure.path, favourable.reason)
+        return shared.skip(DECODE_ROOFLINE, check, figure.path, favourable.reason)
     if isinstance(likely, Unknown):
         likely = favourable
-    unfirm = rated_low(hardware.favourable.bandwidth_confidence, "bandwidth", hardware.favourable)
+    unfirm = shared.rated_low(
+        hardware.favourable.bandwidth_confidence, "bandwidth", hardware.favourable
+    )
     if "compute bound" in favourable.working:
         peak = hardware.favourable.peak(favourable_types)
         if peak is not None:
-            unfirm = rated_low(peak[1].confidence, f"{peak[0]} peak", hardware.favourable)
-    return Evaluation(
+            unfirm = shared.rated_low(peak[1].confidence, f"{peak[0]} peak", hardware.favourable)
+    return shared.Evaluation(
         DECODE_ROOFLINE,
         check,
         figure.path,

@@ -7,21 +7,8 @@ from fractions import Fraction
 from typing import Any, NamedTuple
 
 from kvrecords.checks.context import RecordContext
+from kvrecords.checks.plausibility import setup as shared
 from kvrecords.checks.plausibility.links import SETTINGS
-from kvrecords.checks.plausibility.setup import (
-    CommonInputs,
-    Evaluation,
-    HardwareReading,
-    Inputs,
-    KvReading,
-    RunSetup,
-    Side,
-    common_inputs,
-    listed,
-    rated_low,
-    resolve_hardware,
-    skip,
-)
 from kvrecords.dataset.document import JsonPath
 from kvrecords.dataset.records import bases, basis_report, named_basis
 from kvrecords.kv.arithmetic import KvReport
@@ -106,20 +93,22 @@ FIT_CLAIM = Rule(
 # ---- KV701 fit ------------------------------------------------------------------------------
 
 
-def evaluate_fit(setup: RunSetup) -> Evaluation:
+def evaluate_fit(setup: shared.RunSetup) -> shared.Evaluation:
     check = f"{setup.label}: fit"
     if setup.refused_to_start:
         reason = "the engine refused this configuration at start-up (outcome: refused_to_start)"
-        return skip(FIT, check, setup.path, reason)
-    common = common_inputs(setup, "total")
+        return shared.skip(FIT, check, setup.path, reason)
+    common = shared.common_inputs(setup, "total")
     missing = unknown_reasons(common, setup.kv_fit)
     if missing:
-        return skip(FIT, check, setup.path, missing[0])
-    assert isinstance(common, CommonInputs) and isinstance(setup.kv_fit, KvReading)
+        return shared.skip(FIT, check, setup.path, missing[0])
+    assert isinstance(common, shared.CommonInputs) and isinstance(setup.kv_fit, shared.KvReading)
     hardware, count, total, weights = common
     kv = setup.kv_fit
     if hardware.favourable.usable_memory_bytes is None:
-        return skip(FIT, check, setup.path, f"{hardware.favourable.display} gives no memory size")
+        return shared.skip(
+            FIT, check, setup.path, f"{hardware.favourable.display} gives no memory size"
+        )
     kv_offload = "kv_offload" in setup.techniques
     concurrent, uncounted = sequences_in_flight(setup)
     # Offloading lets the engine keep only the sequence it is computing on the accelerator.
@@ -127,7 +116,7 @@ def evaluate_fit(setup: RunSetup) -> Evaluation:
     notes = list(kv.notes)
     if uncounted and not kv_offload:
         notes.append(uncounted)
-    assumptions = list(listed(total.assumption, weights.assumption, hardware.assumption))
+    assumptions = list(shared.listed(total.assumption, weights.assumption, hardware.assumption))
 
     def side(
         params: Fraction,
@@ -137,7 +126,7 @@ def evaluate_fit(setup: RunSetup) -> Evaluation:
         seqs: int,
         hw: Hardware,
         likely: bool,
-    ) -> Side:
+    ) -> shared.Side:
         if setup.weights_offloaded:
             weight_total, weight_text = Fraction(0), "weights offloaded"
         else:
@@ -155,7 +144,7 @@ def evaluate_fit(setup: RunSetup) -> Evaluation:
         if likely and hw.likely_memory_bytes is not None:
             memory, figure = hw.likely_memory_bytes, "usable_gib_approx (the GPU's default share)"
         assert memory is not None
-        return Side(
+        return shared.Side(
             need,
             count * memory,
             f"{weight_text} + {text} = {gib(need)}",
@@ -186,7 +175,7 @@ def evaluate_fit(setup: RunSetup) -> Evaluation:
         assumptions.append(kv.assumption)
     if setup.weights_offloaded:
         notes.append("weights offloaded (weights_placement): not counted")
-    return Evaluation(
+    return shared.Evaluation(
         FIT,
         check,
         setup.path,
@@ -194,13 +183,13 @@ def evaluate_fit(setup: RunSetup) -> Evaluation:
         likely,
         assumptions=tuple(dict.fromkeys(assumptions)),
         unfirm=tuple(
-            rated_low(hardware.favourable.memory_confidence, "memory", hardware.favourable)
+            shared.rated_low(hardware.favourable.memory_confidence, "memory", hardware.favourable)
         ),
         notes=tuple(notes),
     )
 
 
-def sequences_in_flight(setup: RunSetup) -> tuple[int, str]:
+def sequences_in_flight(setup: shared.RunSetup) -> tuple[int, str]:
     """The sequences the likely reading holds at once: the run's concurrency, at most its
     request count; else one, with why. An engine that cannot hold them all queues the rest, so
     the favourable reading counts one. Requests sent all at once (unbounded) are a flood the
@@ -221,28 +210,28 @@ def sequences_in_flight(setup: RunSetup) -> tuple[int, str]:
 # ---- KV704 fit claims -----------------------------------------------------------------------
 
 
-def evaluate_fit_claims(record: RecordContext, inputs: Inputs) -> list[Evaluation]:
+def evaluate_fit_claims(record: RecordContext, inputs: shared.Inputs) -> list[shared.Evaluation]:
     """Each fit claim on both readings."""
     claims = record.data["kv_bytes_basis"].get("fit_claims", [])
     return [_fit_claim(record, inputs, index, claim) for index, claim in enumerate(claims)]
 
 
 def _fit_claim(
-    record: RecordContext, inputs: Inputs, index: int, claim: dict[str, Any]
-) -> Evaluation:
+    record: RecordContext, inputs: shared.Inputs, index: int, claim: dict[str, Any]
+) -> shared.Evaluation:
     path: JsonPath = ("kv_bytes_basis", "fit_claims", index)
     fits = bool(claim["fits"])
     check = f"fit claim [{index}] ({'fits' if fits else 'does not fit'})"
     inputs_ = _claim_inputs(record, inputs, index, claim)
     if isinstance(inputs_, Unknown):
-        return skip(FIT_CLAIM, check, path, inputs_.reason)
+        return shared.skip(FIT_CLAIM, check, path, inputs_.reason)
     hardware, total, report, basis_label = inputs_
     if hardware.usable_memory_bytes is None:
-        return skip(FIT_CLAIM, check, path, f"{hardware.display} gives no memory size")
+        return shared.skip(FIT_CLAIM, check, path, f"{hardware.display} gives no memory size")
     assert report.kv_bytes_at_context is not None
     stated = weight_format(claim["weights_precision"])
     if stated is None:
-        return skip(
+        return shared.skip(
             FIT_CLAIM,
             check,
             path,
@@ -250,7 +239,7 @@ def _fit_claim(
         )
     engine = record.data["methodology"]["engine"]["name"]
     claimed = readings(stated, record.model.dtype, engine, record.model.published_precisions)
-    assumptions = list(listed(total.assumption, claimed.assumption))
+    assumptions = list(shared.listed(total.assumption, claimed.assumption))
     if claim["weights_precision_stated"]:
         favourable_weights = claimed.favourable
     elif fits:
@@ -280,17 +269,17 @@ def _fit_claim(
     per_sequence = report.kv_bytes_at_context + (state or 0)
     memory = hardware.usable_memory_bytes
 
-    def side(params: Fraction, weights_format: WeightFormat) -> Side:
+    def side(params: Fraction, weights_format: WeightFormat) -> shared.Side:
         weights = weight_bytes(params, weights_format)
         need = memory_needed(weights, sequences, per_sequence)
-        return Side(
+        return shared.Side(
             need,
             claim["count"] * memory,
             f"weights {gib(weights)} ({weight_bytes_working(params, weights_format, 'total')}) + {kv_text} = {gib(need)}",
             f"{claim['count']} x {gib(memory)} ({hardware.display} {hardware.memory_figure})",
         )
 
-    return Evaluation(
+    return shared.Evaluation(
         FIT_CLAIM,
         check,
         path,
@@ -298,7 +287,7 @@ def _fit_claim(
         side(total.likely, claimed.likely),
         expect_within=fits,
         assumptions=tuple(dict.fromkeys(assumptions)),
-        unfirm=tuple(rated_low(hardware.memory_confidence, "memory", hardware)),
+        unfirm=tuple(shared.rated_low(hardware.memory_confidence, "memory", hardware)),
         notes=tuple(notes),
     )
 
@@ -311,7 +300,7 @@ class _ClaimInputs(NamedTuple):
 
 
 def _claim_inputs(
-    record: RecordContext, inputs: Inputs, index: int, claim: dict[str, Any]
+    record: RecordContext, inputs: shared.Inputs, index: int, claim: dict[str, Any]
 ) -> _ClaimInputs | Unknown:
     """A fit claim's accelerator, total parameters, basis arithmetic and basis label, or why
     the claim cannot be evaluated."""
@@ -320,7 +309,7 @@ def _claim_inputs(
     if named is None:
         alternatives = len(bases(record.data)) - 1
         return Unknown(f"basis {which} names no alternative (the record has {alternatives})")
-    found = resolve_hardware(
+    found = shared.resolve_hardware(
         {"accelerator": claim["accelerator"]}, inputs.hardware, f"fit_claims[{index}]"
     )
     total = parameter_billions(record.model.parameters, "total", record.model_display)
@@ -336,14 +325,14 @@ def _claim_inputs(
         reasons.append("the basis has no KV at context")
     if reasons or report is None:
         return Unknown("; ".join(reasons))
-    assert isinstance(found, HardwareReading) and isinstance(total, ParameterBillions)
+    assert isinstance(found, shared.HardwareReading) and isinstance(total, ParameterBillions)
     return _ClaimInputs(found.favourable, total, report, named.label)
 
 
-def fit_evaluations(setups: list[RunSetup]) -> list[Evaluation]:
+def fit_evaluations(setups: list[shared.RunSetup]) -> list[shared.Evaluation]:
     """One fit per run, a repeat of an earlier run's identical fit left out."""
-    found: list[Evaluation] = []
-    seen: set[tuple[Side | None, Side | None]] = set()
+    found: list[shared.Evaluation] = []
+    seen: set[tuple[shared.Side | None, shared.Side | None]] = set()
     for setup in setups:
         evaluation = evaluate_fit(setup)
         key = (evaluation.favourable, evaluation.likely)

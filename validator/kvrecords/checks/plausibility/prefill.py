@@ -5,16 +5,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from kvrecords.checks.plausibility.setup import (
-    Evaluation,
-    Figure,
-    RunSetup,
-    Side,
-    common_inputs,
-    listed,
-    rated_low,
-    skip,
-)
+from kvrecords.checks.plausibility import setup as shared
 from kvrecords.kv.hardware import Hardware
 from kvrecords.kv.roofline import (
     attention_flops_per_token,
@@ -82,29 +73,31 @@ def _together(
     return Fraction(1)
 
 
-def evaluate_prefill(setup: RunSetup, figure: Figure, value: Fraction) -> Evaluation:
+def evaluate_prefill(
+    setup: shared.RunSetup, figure: shared.Figure, value: Fraction
+) -> shared.Evaluation:
     """The prefill rate of one TTFT (``value`` in ms) or measured prefill rate."""
     check = f"{setup.label}: prefill {'context / TTFT' if figure.kind == 'ttft' else figure.name}"
-    common = common_inputs(setup, "active")
+    common = shared.common_inputs(setup, "active")
     if isinstance(common, Unknown):
-        return skip(PREFILL_CEILING, check, figure.path, common.reason)
+        return shared.skip(PREFILL_CEILING, check, figure.path, common.reason)
     assert setup.model is not None
     hardware, count, active, weights = common
     context = setup.prefill_context
     notes: list[str] = []
-    assumptions = list(listed(active.assumption, weights.assumption, hardware.assumption))
+    assumptions = list(shared.listed(active.assumption, weights.assumption, hardware.assumption))
     if figure.kind == "ttft":
         if setup.reuse:
-            return skip(
+            return shared.skip(
                 PREFILL_CEILING,
                 check,
                 figure.path,
                 f"the TTFT may be served from reused KV ({', '.join(setup.reuse)})",
             )
         if isinstance(context, Unknown):
-            return skip(PREFILL_CEILING, check, figure.path, context.reason)
+            return shared.skip(PREFILL_CEILING, check, figure.path, context.reason)
         if value <= 0:
-            return skip(PREFILL_CEILING, check, figure.path, "the TTFT is not positive")
+            return shared.skip(PREFILL_CEILING, check, figure.path, "the TTFT is not positive")
         rate = context * 1000 / value
         subject = f"{format_exact(context)} tokens / {format_exact(value / 1000)} s = {tokens_per_s(rate)}"
         together = _together(setup.concurrency, figure.statistic, setup.requests)
@@ -135,7 +128,7 @@ def evaluate_prefill(setup: RunSetup, figure: Figure, value: Fraction) -> Evalua
         value_: Fraction,
         subject_: str,
         which: str,
-    ) -> Side | Unknown:
+    ) -> shared.Side | Unknown:
         peak = hw.peak(compute_types)
         if peak is None:
             return Unknown(f"{hw.display} publishes no dense peak for {', '.join(compute_types)}")
@@ -143,7 +136,7 @@ def evaluate_prefill(setup: RunSetup, figure: Figure, value: Fraction) -> Evalua
         flops = matmul_flops_per_token(params) + attention
         limit = tokens_per_s_at_peak(count, figure_.flops_per_s, flops)
         tflops = format_exact(figure_.flops_per_s / 10**12)
-        return Side(
+        return shared.Side(
             value_,
             limit,
             subject_,
@@ -170,16 +163,16 @@ def evaluate_prefill(setup: RunSetup, figure: Figure, value: Fraction) -> Evalua
         f"{weights.likely.name} weights",
     )
     if isinstance(favourable, Unknown):
-        return skip(PREFILL_CEILING, check, figure.path, favourable.reason)
+        return shared.skip(PREFILL_CEILING, check, figure.path, favourable.reason)
     peak = hardware.favourable.peak(favourable_types)
     assert peak is not None
-    return Evaluation(
+    return shared.Evaluation(
         PREFILL_CEILING,
         check,
         figure.path,
         favourable,
         favourable if isinstance(likely, Unknown) else likely,
         assumptions=tuple(dict.fromkeys(assumptions)),
-        unfirm=tuple(rated_low(peak[1].confidence, f"{peak[0]} peak", hardware.favourable)),
+        unfirm=tuple(shared.rated_low(peak[1].confidence, f"{peak[0]} peak", hardware.favourable)),
         notes=tuple(notes),
     )

@@ -58,13 +58,17 @@ class Entry:
     def has(self, key: str) -> bool:
         return key in self.values
 
-    def number(self, key: str, *, infinite: bool = False) -> int | float | None:
-        """The number at ``key``; None when the key is absent or null. Infinity only where
-        ``infinite`` allows it (a request rate)."""
+    def _read(self, key: str) -> Any:
+        """The value at ``key``, marked as imported; None when the key is absent or null."""
         if key not in self.values:
             return None
         self.used.add(key)
-        value = self.values[key]
+        return self.values[key]
+
+    def number(self, key: str, *, infinite: bool = False) -> int | float | None:
+        """The number at ``key``; None when the key is absent or null. Infinity only where
+        ``infinite`` allows it (a request rate)."""
+        value = self._read(key)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -88,10 +92,7 @@ class Entry:
 
     def text(self, key: str) -> str | None:
         """The value at ``key`` as text (a string, or a number or boolean as written)."""
-        if key not in self.values:
-            return None
-        self.used.add(key)
-        value = self.values[key]
+        value = self._read(key)
         if value is None:
             return None
         if isinstance(value, (dict, list)):

@@ -155,22 +155,20 @@ def text(x: float, y: float, content: str, css: str, anchor: str = "middle") -> 
     )
 
 
+def line(css: str, x1: float, y1: float, x2: float, y2: float) -> Markup:
+    """A line; a computed (float) coordinate to one decimal, a whole one as it is."""
+    ends = (f"{v:.1f}" if isinstance(v, float) else str(v) for v in (x1, y1, x2, y2))
+    return Markup('<line class="{}" x1="{}" y1="{}" x2="{}" y2="{}"/>').format(css, *ends)
+
+
 def x_axis(
     box: Box, ticks: Sequence[float], at: Callable[[float], float], label: Callable[[float], str]
 ) -> list[Markup]:
     """The bottom axis line, a grid line and label per tick."""
-    parts = [
-        Markup('<line class="axis" x1="{}" y1="{}" x2="{}" y2="{}"/>').format(
-            box.left, box.bottom, box.right, box.bottom
-        )
-    ]
+    parts = [line("axis", box.left, box.bottom, box.right, box.bottom)]
     for tick in ticks:
-        x = at(tick)
-        parts.append(
-            Markup('<line class="grid" x1="{:.1f}" y1="{}" x2="{:.1f}" y2="{}"/>').format(
-                x, box.top, x, box.bottom
-            )
-        )
+        x = float(at(tick))
+        parts.append(line("grid", x, box.top, x, box.bottom))
         parts.append(text(x, box.bottom + 16, label(tick), "tick"))
     return parts
 
@@ -187,18 +185,10 @@ def y_axis(
     title: str,
 ) -> list[Markup]:
     """The left axis line, a grid line and label per tick, and the title turned upright."""
-    parts = [
-        Markup('<line class="axis" x1="{}" y1="{}" x2="{}" y2="{}"/>').format(
-            box.left, box.top, box.left, box.bottom
-        )
-    ]
+    parts = [line("axis", box.left, box.top, box.left, box.bottom)]
     for tick in ticks:
-        y = at(tick)
-        parts.append(
-            Markup('<line class="grid" x1="{}" y1="{:.1f}" x2="{}" y2="{:.1f}"/>').format(
-                box.left, y, box.right, y
-            )
-        )
+        y = float(at(tick))
+        parts.append(line("grid", box.left, y, box.right, y))
         parts.append(text(box.left - 6, y + 4, label(tick), "tick", "end"))
     middle = (box.top + box.bottom) / 2
     parts.append(

@@ -33,7 +33,14 @@ from kvrecords.dataset.bench import (
     load_json,
     register,
 )
-from kvrecords.dataset.bench.readers.summaries import Quantity, number, skipped, summary_figures
+from kvrecords.dataset.bench.readers.summaries import (
+    Quantity,
+    mapping_at,
+    number,
+    skipped,
+    summary_figures,
+    text_or_none,
+)
 
 TOOL = "guidellm"
 
@@ -113,8 +120,8 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
         for name, value in report.items()
         if name not in REPORT_KEYS
     ]
-    spec = _mapping(report, "config", "spec")
-    model = _text(_mapping(spec, "backend").get("model"))
+    spec = mapping_at(report, "config", "spec")
+    model = text_or_none(mapping_at(spec, "backend").get("model"))
     prompt_tokens, output_tokens = _configured_lengths(spec)
     return [
         _run(
@@ -202,7 +209,7 @@ def _run(
 def _strategy(benchmark: dict[str, Any], key: str) -> dict[str, Any]:
     """The scheduling strategy: ``config.strategy`` (GuideLLM 0.4 on), ``args.strategy`` before."""
     for holder in ("config", "args"):
-        strategy = _mapping(benchmark, holder).get("strategy")
+        strategy = mapping_at(benchmark, holder).get("strategy")
         if isinstance(strategy, dict):
             return strategy
     raise BenchFileError("the benchmark does not say its strategy", key=f"{key}.config.strategy")
@@ -249,16 +256,6 @@ def _count(value: Any, key: str) -> int | None:
     if figure != int(figure) or figure < 0:
         raise BenchFileError(f"a count belongs here, not {figure}", key=key)
     return int(figure)
-
-
-def _mapping(data: Any, *path: str) -> dict[str, Any]:
-    for part in path:
-        data = data.get(part) if isinstance(data, dict) else None
-    return data if isinstance(data, dict) else {}
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 FORMAT = register(

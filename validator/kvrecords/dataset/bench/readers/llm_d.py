@@ -36,7 +36,14 @@ from kvrecords.dataset.bench import (
     load_yaml,
     register,
 )
-from kvrecords.dataset.bench.readers.summaries import Quantity, number, skipped, summary_figures
+from kvrecords.dataset.bench.readers.summaries import (
+    Quantity,
+    mapping_at,
+    number,
+    skipped,
+    summary_figures,
+    text_or_none,
+)
 
 TOOL = "llm-d"
 VERSION = "0.2"
@@ -100,7 +107,7 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
             f"report version {str(version)[:20]!r}; this reader reads version {VERSION}",
             key="version",
         )
-    aggregate = _mapping(report, "results", "request_performance", "aggregate")
+    aggregate = mapping_at(report, "results", "request_performance", "aggregate")
     where = "results.request_performance.aggregate"
     if not aggregate:
         raise BenchFileError("the report holds no aggregate request performance", key=where)
@@ -136,9 +143,9 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
             figures += summary_figures(stats, key, quantity, STATISTICS, "stddev", not_imported)
     requests = aggregate.get("requests")
     total = _count(requests.get("total") if isinstance(requests, dict) else None, where)
-    load = _mapping(report, "scenario", "load", "standardized")
+    load = mapping_at(report, "scenario", "load", "standardized")
     component = _engine_component(report)
-    engine = _mapping(component, "standardized")
+    engine = mapping_at(component, "standardized")
     return [
         BenchRun(
             TOOL,
@@ -151,14 +158,14 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
             num_requests=total,
             input_tokens=_length(load, "input_seq_len"),
             output_tokens=_length(load, "output_seq_len"),
-            duration_s=_duration(_mapping(report, "run", "time").get("duration")),
+            duration_s=_duration(mapping_at(report, "run", "time").get("duration")),
             engine=ENGINES.get(str(engine.get("tool"))),
             # the version of an engine named (llm-d names its image, not vLLM's release)
-            engine_version=_text(engine.get("tool_version"))
+            engine_version=text_or_none(engine.get("tool_version"))
             if engine.get("tool") in ENGINES
             else None,
             flags=_flags(component),
-            model=_text(_mapping(engine, "model").get("name")),
+            model=text_or_none(mapping_at(engine, "model").get("name")),
             not_imported=tuple(not_imported),
         )
     ]
@@ -191,18 +198,18 @@ def _other_sections(report: dict[str, Any]) -> list[str]:
 
 def _engine_component(report: dict[str, Any]) -> dict[str, Any]:
     """The stack's one inference engine component (none when there are several or none)."""
-    stack = _mapping(report, "scenario").get("stack")
+    stack = mapping_at(report, "scenario").get("stack")
     engines: list[dict[str, Any]] = [
         component
         for component in (stack if isinstance(stack, list) else [])
-        if _mapping(component, "standardized").get("kind") == "inference_engine"
+        if mapping_at(component, "standardized").get("kind") == "inference_engine"
     ]
     return engines[0] if len(engines) == 1 else {}
 
 
 def _flags(component: dict[str, Any]) -> tuple[str, ...]:
     """The engine's command-line arguments as 'name value' (a flag alone when it has none)."""
-    args = _mapping(component, "native", "args")
+    args = mapping_at(component, "native", "args")
     return tuple(
         name if value is None else f"{name} {_shown(value)}" for name, value in args.items()
     )
@@ -219,9 +226,9 @@ def _shown(value: Any) -> str:
 
 
 def _label(report: dict[str, Any]) -> str:
-    load = _mapping(report, "scenario", "load", "standardized")
+    load = mapping_at(report, "scenario", "load", "standardized")
     stage = load.get("stage")
-    uid = _text(_mapping(report, "run").get("uid")) or "report"
+    uid = text_or_none(mapping_at(report, "run").get("uid")) or "report"
     return f"{uid} stage {stage}" if isinstance(stage, int) and stage else uid
 
 
@@ -281,16 +288,6 @@ def _duration(value: Any) -> float | None:
         raise BenchFileError(f"{value!r} is not an ISO 8601 duration", key="run.time.duration")
     factors = {"days": 86400, "hours": 3600, "minutes": 60, "seconds": 1}
     return sum(float(match[name] or 0) * factor for name, factor in factors.items())
-
-
-def _mapping(data: Any, *path: str) -> dict[str, Any]:
-    for part in path:
-        data = data.get(part) if isinstance(data, dict) else None
-    return data if isinstance(data, dict) else {}
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 FORMAT = register(

@@ -130,3 +130,15 @@ def skipped(key: str, value: Any, why: str) -> str:
 def skipped_key(entry: str) -> str:
     """The key of a ``not_imported`` entry (keys hold no spaces)."""
     return entry.split(" ", 1)[0]
+
+
+def mapping_at(data: Any, *path: str) -> dict[str, Any]:
+    """The mapping at ``path`` under ``data``; empty where the file has none (or another type)."""
+    for part in path:
+        data = data.get(part) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def text_or_none(value: Any) -> str | None:
+    """A non-empty string, else None."""
+    return value if isinstance(value, str) and value else None
