@@ -103,20 +103,14 @@ class IdClaims:
         self.root = root
         self._listings: dict[Path, dict[str, list[str]]] = {}
         self._model_ids: frozenset[str] | None = None
+        self._folders: dict[tuple[str, ...], list[Path]] = {}  # a record id's folders, resolved
 
     def claimants(self, kind: str, dataset_id: str) -> list[str]:
         """Display paths of the files of ``kind`` whose path gives ``dataset_id``, in any case."""
         *folder_names, name = dataset_id.casefold().split("/")
         if folder_names and kind != "record":
             return []  # models and hardware are flat
-        folders = [self.root / _FOLDERS[kind]]
-        for folder_name in folder_names:  # as discover() walks: symlinked folders not entered
-            folders = [
-                folder / entry
-                for folder in folders
-                for entry in self._entries(folder).get(folder_name, [])
-                if (folder / entry).is_dir() and not (folder / entry).is_symlink()
-            ]
+        folders = self._id_folders(kind, tuple(folder_names))
         return sorted(
             (folder / entry).relative_to(self.root).as_posix()
             for folder in folders
@@ -124,6 +118,22 @@ class IdClaims:
             for entry in self._entries(folder).get(name + suffix, [])
             if entry.endswith(YAML_SUFFIXES) and not (folder / entry).is_dir()
         )
+
+    def _id_folders(self, kind: str, folder_names: tuple[str, ...]) -> list[Path]:
+        """The folders an id's folder names lead to, in any case, resolved once for all the ids
+        that share them (every record of a folder)."""
+        key = (_FOLDERS[kind], *folder_names)
+        if key not in self._folders:
+            folders = [self.root / _FOLDERS[kind]]
+            for folder_name in folder_names:  # as discover() walks: symlinked folders not entered
+                folders = [
+                    folder / entry
+                    for folder in folders
+                    for entry in self._entries(folder).get(folder_name, [])
+                    if (folder / entry).is_dir() and not (folder / entry).is_symlink()
+                ]
+            self._folders[key] = folders
+        return self._folders[key]
 
     def model_ids(self) -> frozenset[str]:
         """The ids of the model files, from the one listing of models/ the claims keep."""
