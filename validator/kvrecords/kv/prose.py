@@ -668,12 +668,11 @@ class _Scan:
             reason = "it counts bytes but its result has no byte unit"
             self.found(Unreadable(text, start, reason))
             return
-        suffix = result.text[len(result.written.text) :]
-        comparative = _COMPARATIVE_RE.match(self.text, result_end)
-        if result.unit == "%" and comparative:  # "a / b is 4.9 percent slower": a change
+        # "a / b is 4.9 percent slower": a change
+        comparative = _COMPARATIVE_RE.match(self.text, result_end) if result.unit == "%" else None
+        if comparative:
             value = abs(value - 1)
-            suffix += f" {comparative[1]}"
-            text = self.text[start : comparative.end()]
+        suffix, text = self.suffixed(result, comparative, start, text)
         self.found(
             Claim(
                 text,
@@ -690,6 +689,16 @@ class _Scan:
                 comma_reading=_comma_reading(items, result),
             )
         )
+
+    def suffixed(
+        self, result: Number, comparative: re.Match[str] | None, start: int, text: str
+    ) -> tuple[str, str]:
+        """A result's unit as written after its figure, and a comparative after it ("slower")
+        with the claim's text extended to it."""
+        suffix = result.text[len(result.written.text) :]
+        if comparative is None:
+            return suffix, text
+        return f"{suffix} {comparative[1]}", self.text[start : comparative.end()]
 
     def result_number(self, token: re.Match[str], sign: str) -> tuple[Number, int]:
         """The result with its sign and a power of ten written after it (``9.8304 x 10^9 B``),
@@ -741,10 +750,7 @@ class _Scan:
         if not sign or comparative:
             readings = [abs(reading) for reading in readings]
         holding = [r for r in readings if agrees(result.written, r / result.scale)]
-        suffix = result.text[len(result.written.text) :]
-        if comparative:
-            suffix += f" {comparative[1]}"
-            text = self.text[start : comparative.end()]
+        suffix, text = self.suffixed(result, comparative, start, text)
         self.found(
             Claim(
                 text,

@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from kvrecords.dataset.bench import BenchFileError, BenchFormat, BenchRun, load_json, register
-from kvrecords.dataset.bench.readers.summaries import Quantity, number, skipped, summary_figures
+from kvrecords.dataset.bench.readers import summaries
 
 TOOL = "aiperf"
 
@@ -119,7 +119,7 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
         if name in ("request_count", "benchmark_duration"):
             continue  # settings of the run, below
         if known is None:
-            not_imported.append(skipped(key, summary, UNIMPORTED.get(name, NO_METRIC)))
+            not_imported.append(summaries.skipped(key, summary, UNIMPORTED.get(name, NO_METRIC)))
             continue
         if not isinstance(summary, dict):
             raise BenchFileError("a mapping of statistics belongs here", key=key)
@@ -130,12 +130,14 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
                 f"{', '.join(known.units)}",
                 key=f"{key}.unit",
             )
-        quantity = Quantity(known.metric, known.units[unit], known.scope)
+        quantity = summaries.Quantity(known.metric, known.units[unit], known.scope)
         statistics = {name: value for name, value in summary.items() if name != "unit"}
-        figures += summary_figures(statistics, key, quantity, known.statistics, "std", not_imported)
+        figures += summaries.summary_figures(
+            statistics, key, quantity, known.statistics, "std", not_imported
+        )
     if prefix:
         not_imported += [
-            skipped(name, value, "not a key of a profile export this reader knows")
+            summaries.skipped(name, value, "not a key of a profile export this reader knows")
             for name, value in export.items()
             if name not in SETTING_KEYS
         ]
@@ -175,7 +177,7 @@ def _avg(summary: Any, key: str, units: set[str]) -> float | None:
         return None
     if not isinstance(summary, dict) or summary.get("unit") not in units:
         raise BenchFileError(f"a value in {', '.join(sorted(units))} belongs here", key=key)
-    value = number(summary.get("avg"), f"{key}.avg")
+    value = summaries.number(summary.get("avg"), f"{key}.avg")
     return None if value is None else float(value)
 
 
@@ -183,8 +185,8 @@ def _load(config: dict[str, Any]) -> tuple[int | None, float | None]:
     """Concurrency and request rate: AIPerf's ``loadgen``; GenAI-Perf's ``perf_analyzer.stimulus``
     (``{"concurrency": 8}``), or its top-level settings before that."""
     loadgen = _section(config, "loadgen") or _section(config, "perf_analyzer", "stimulus") or config
-    concurrency = number(loadgen.get("concurrency"), "input_config.loadgen.concurrency")
-    rate = number(loadgen.get("request_rate"), "input_config.loadgen.request_rate")
+    concurrency = summaries.number(loadgen.get("concurrency"), "input_config.loadgen.concurrency")
+    rate = summaries.number(loadgen.get("request_rate"), "input_config.loadgen.request_rate")
     if concurrency is not None and (concurrency != int(concurrency) or concurrency < 1):
         raise BenchFileError("a concurrency is a whole number from 1", key="input_config.loadgen")
     if rate is not None and rate <= 0:
@@ -196,7 +198,9 @@ def _load(config: dict[str, Any]) -> tuple[int | None, float | None]:
 
 
 def _mean_tokens(prompt: dict[str, Any], name: str) -> int | None:
-    mean = number(_section(prompt, name).get("mean"), f"input_config.input.prompt.{name}.mean")
+    mean = summaries.number(
+        _section(prompt, name).get("mean"), f"input_config.input.prompt.{name}.mean"
+    )
     return int(mean) if mean is not None and mean == int(mean) and mean >= 0 else None
 
 

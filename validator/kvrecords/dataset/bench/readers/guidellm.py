@@ -33,14 +33,7 @@ from kvrecords.dataset.bench import (
     load_json,
     register,
 )
-from kvrecords.dataset.bench.readers.summaries import (
-    Quantity,
-    mapping_at,
-    number,
-    skipped,
-    summary_figures,
-    text_or_none,
-)
+from kvrecords.dataset.bench.readers import summaries
 
 TOOL = "guidellm"
 
@@ -60,15 +53,15 @@ STATISTICS = {
 WITHOUT_TOTAL = {name: statistic for name, statistic in STATISTICS.items() if name != "total_sum"}
 
 QUANTITIES = {
-    "time_to_first_token_ms": Quantity("ttft_ms"),
-    "inter_token_latency_ms": Quantity("itl_ms"),
-    "request_latency": Quantity("e2e_latency_ms", 1000),  # seconds to ms
-    "requests_per_second": Quantity("requests_per_s", scope="aggregate"),
-    "output_tokens_per_second": Quantity("output_tokens_per_s", scope="aggregate"),
-    "tokens_per_second": Quantity("total_tokens_per_s", scope="aggregate"),
-    "prompt_tokens_per_second": Quantity("input_tokens_per_s", scope="aggregate"),
-    "prompt_token_count": Quantity("prompt_tokens"),
-    "output_token_count": Quantity("generated_tokens"),
+    "time_to_first_token_ms": summaries.Quantity("ttft_ms"),
+    "inter_token_latency_ms": summaries.Quantity("itl_ms"),
+    "request_latency": summaries.Quantity("e2e_latency_ms", 1000),  # seconds to ms
+    "requests_per_second": summaries.Quantity("requests_per_s", scope="aggregate"),
+    "output_tokens_per_second": summaries.Quantity("output_tokens_per_s", scope="aggregate"),
+    "tokens_per_second": summaries.Quantity("total_tokens_per_s", scope="aggregate"),
+    "prompt_tokens_per_second": summaries.Quantity("input_tokens_per_s", scope="aggregate"),
+    "prompt_token_count": summaries.Quantity("prompt_tokens"),
+    "output_token_count": summaries.Quantity("generated_tokens"),
 }
 TOTALS = frozenset({"prompt_token_count", "output_token_count"})
 
@@ -116,12 +109,12 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
     if not report["benchmarks"]:
         raise BenchFileError("the report holds no benchmark", key="benchmarks")
     file_level = [
-        skipped(name, value, "not a key of a GuideLLM report this reader knows")
+        summaries.skipped(name, value, "not a key of a GuideLLM report this reader knows")
         for name, value in report.items()
         if name not in REPORT_KEYS
     ]
-    spec = mapping_at(report, "config", "spec")
-    model = text_or_none(mapping_at(spec, "backend").get("model"))
+    spec = summaries.mapping_at(report, "config", "spec")
+    model = summaries.text_or_none(summaries.mapping_at(spec, "backend").get("model"))
     prompt_tokens, output_tokens = _configured_lengths(spec)
     return [
         _run(
@@ -150,7 +143,7 @@ def _run(
         raise BenchFileError("a benchmark is an object with its metrics", key=key)
     not_imported = list(file_level)
     not_imported += [
-        skipped(f"{key}.{name}", value, "not a key of a benchmark this reader knows")
+        summaries.skipped(f"{key}.{name}", value, "not a key of a benchmark this reader knows")
         for name, value in benchmark.items()
         if name not in BENCHMARK_KEYS
     ]
@@ -161,17 +154,19 @@ def _run(
         quantity = QUANTITIES.get(name)
         if quantity is None:
             if name != "request_totals":
-                not_imported.append(skipped(where, value, UNIMPORTED.get(name, NO_METRIC)))
+                not_imported.append(
+                    summaries.skipped(where, value, UNIMPORTED.get(name, NO_METRIC))
+                )
             continue
         if not isinstance(value, dict) or "successful" not in value:
             raise BenchFileError("a metric holds its successful requests' summary", key=where)
         not_imported += [
-            skipped(f"{where}.{status}", summary, ONLY_SUCCESSFUL)
+            summaries.skipped(f"{where}.{status}", summary, ONLY_SUCCESSFUL)
             for status, summary in value.items()
             if status != "successful"
         ]
         statistics = STATISTICS if name in TOTALS else WITHOUT_TOTAL
-        figures += summary_figures(
+        figures += summaries.summary_figures(
             value["successful"],
             f"{where}.successful",
             quantity,
@@ -185,11 +180,11 @@ def _run(
     completed = totals.get("successful") if isinstance(totals, dict) else None
     if isinstance(totals, dict):
         not_imported += [
-            skipped(f"{key}.metrics.request_totals.{status}", count, ONLY_SUCCESSFUL)
+            summaries.skipped(f"{key}.metrics.request_totals.{status}", count, ONLY_SUCCESSFUL)
             for status, count in totals.items()
             if status != "successful"
         ]
-    duration = number(benchmark.get("duration"), f"{key}.duration")
+    duration = summaries.number(benchmark.get("duration"), f"{key}.duration")
     return BenchRun(
         TOOL,
         file_name,
@@ -209,7 +204,7 @@ def _run(
 def _strategy(benchmark: dict[str, Any], key: str) -> dict[str, Any]:
     """The scheduling strategy: ``config.strategy`` (GuideLLM 0.4 on), ``args.strategy`` before."""
     for holder in ("config", "args"):
-        strategy = mapping_at(benchmark, holder).get("strategy")
+        strategy = summaries.mapping_at(benchmark, holder).get("strategy")
         if isinstance(strategy, dict):
             return strategy
     raise BenchFileError("the benchmark does not say its strategy", key=f"{key}.config.strategy")
@@ -229,7 +224,7 @@ def _load(strategy: dict[str, Any], key: str) -> tuple[int | None, float | None,
         cap = _count(strategy.get("max_concurrency"), f"{where}.max_concurrency")
         return cap, math.inf, "throughput" if cap is None else f"throughput, at most {cap}"
     if kind in ("constant", "poisson", "async_constant", "async_poisson"):
-        rate = number(strategy.get("rate"), f"{where}.rate")
+        rate = summaries.number(strategy.get("rate"), f"{where}.rate")
         if rate is None or rate <= 0:
             raise BenchFileError("a rate strategy gives its rate above zero", key=f"{where}.rate")
         shown = kind.removeprefix("async_")
@@ -250,7 +245,7 @@ def _configured_lengths(spec: dict[str, Any]) -> tuple[int | None, int | None]:
 
 
 def _count(value: Any, key: str) -> int | None:
-    figure = number(value, key)
+    figure = summaries.number(value, key)
     if figure is None:
         return None
     if figure != int(figure) or figure < 0:

@@ -36,14 +36,7 @@ from kvrecords.dataset.bench import (
     load_yaml,
     register,
 )
-from kvrecords.dataset.bench.readers.summaries import (
-    Quantity,
-    mapping_at,
-    number,
-    skipped,
-    summary_figures,
-    text_or_none,
-)
+from kvrecords.dataset.bench.readers import summaries
 
 TOOL = "llm-d"
 VERSION = "0.2"
@@ -107,7 +100,7 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
             f"report version {str(version)[:20]!r}; this reader reads version {VERSION}",
             key="version",
         )
-    aggregate = mapping_at(report, "results", "request_performance", "aggregate")
+    aggregate = summaries.mapping_at(report, "results", "request_performance", "aggregate")
     where = "results.request_performance.aggregate"
     if not aggregate:
         raise BenchFileError("the report holds no aggregate request performance", key=where)
@@ -116,7 +109,7 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
     for section, values in aggregate.items():
         quantities = SECTIONS.get(section)
         if quantities is None or not isinstance(values, dict):
-            not_imported.append(skipped(f"{where}.{section}", values, NO_METRIC))
+            not_imported.append(summaries.skipped(f"{where}.{section}", values, NO_METRIC))
             continue
         for name, summary in values.items():
             key = f"{where}.{section}.{name}"
@@ -124,7 +117,9 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
                 continue  # counts of the run, read below
             if name not in quantities:
                 if summary is not None:
-                    not_imported.append(skipped(key, summary, UNIMPORTED.get(name, NO_METRIC)))
+                    not_imported.append(
+                        summaries.skipped(key, summary, UNIMPORTED.get(name, NO_METRIC))
+                    )
                 continue
             if summary is None:
                 continue
@@ -139,13 +134,15 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
                     key=f"{key}.units",
                 )
             stats = {stat: value for stat, value in summary.items() if stat != "units"}
-            quantity = Quantity(metric, units[unit], scope)
-            figures += summary_figures(stats, key, quantity, STATISTICS, "stddev", not_imported)
+            quantity = summaries.Quantity(metric, units[unit], scope)
+            figures += summaries.summary_figures(
+                stats, key, quantity, STATISTICS, "stddev", not_imported
+            )
     requests = aggregate.get("requests")
     total = _count(requests.get("total") if isinstance(requests, dict) else None, where)
-    load = mapping_at(report, "scenario", "load", "standardized")
+    load = summaries.mapping_at(report, "scenario", "load", "standardized")
     component = _engine_component(report)
-    engine = mapping_at(component, "standardized")
+    engine = summaries.mapping_at(component, "standardized")
     return [
         BenchRun(
             TOOL,
@@ -158,14 +155,14 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
             num_requests=total,
             input_tokens=_length(load, "input_seq_len"),
             output_tokens=_length(load, "output_seq_len"),
-            duration_s=_duration(mapping_at(report, "run", "time").get("duration")),
+            duration_s=_duration(summaries.mapping_at(report, "run", "time").get("duration")),
             engine=ENGINES.get(str(engine.get("tool"))),
             # the version of an engine named (llm-d names its image, not vLLM's release)
-            engine_version=text_or_none(engine.get("tool_version"))
+            engine_version=summaries.text_or_none(engine.get("tool_version"))
             if engine.get("tool") in ENGINES
             else None,
             flags=_flags(component),
-            model=text_or_none(mapping_at(engine, "model").get("name")),
+            model=summaries.text_or_none(summaries.mapping_at(engine, "model").get("name")),
             not_imported=tuple(not_imported),
         )
     ]
@@ -175,21 +172,21 @@ def _other_sections(report: dict[str, Any]) -> list[str]:
     """The parts of a report that hold figures this reader does not take."""
     why = "only the aggregate request performance is read"
     found = [
-        skipped(name, value, "not a section of version 0.2")
+        summaries.skipped(name, value, "not a section of version 0.2")
         for name, value in report.items()
         if name not in ("version", "run", "scenario", "results")
     ]
     results = report.get("results")
     if isinstance(results, dict):
         found += [
-            skipped(f"results.{name}", value, why)
+            summaries.skipped(f"results.{name}", value, why)
             for name, value in results.items()
             if name != "request_performance"
         ]
         performance = results.get("request_performance")
         if isinstance(performance, dict):
             found += [
-                skipped(f"results.request_performance.{name}", value, why)
+                summaries.skipped(f"results.request_performance.{name}", value, why)
                 for name, value in performance.items()
                 if name != "aggregate"
             ]
@@ -198,18 +195,18 @@ def _other_sections(report: dict[str, Any]) -> list[str]:
 
 def _engine_component(report: dict[str, Any]) -> dict[str, Any]:
     """The stack's one inference engine component (none when there are several or none)."""
-    stack = mapping_at(report, "scenario").get("stack")
+    stack = summaries.mapping_at(report, "scenario").get("stack")
     engines: list[dict[str, Any]] = [
         component
         for component in (stack if isinstance(stack, list) else [])
-        if mapping_at(component, "standardized").get("kind") == "inference_engine"
+        if summaries.mapping_at(component, "standardized").get("kind") == "inference_engine"
     ]
     return engines[0] if len(engines) == 1 else {}
 
 
 def _flags(component: dict[str, Any]) -> tuple[str, ...]:
     """The engine's command-line arguments as 'name value' (a flag alone when it has none)."""
-    args = mapping_at(component, "native", "args")
+    args = summaries.mapping_at(component, "native", "args")
     return tuple(
         name if value is None else f"{name} {_shown(value)}" for name, value in args.items()
     )
@@ -226,9 +223,9 @@ def _shown(value: Any) -> str:
 
 
 def _label(report: dict[str, Any]) -> str:
-    load = mapping_at(report, "scenario", "load", "standardized")
+    load = summaries.mapping_at(report, "scenario", "load", "standardized")
     stage = load.get("stage")
-    uid = text_or_none(mapping_at(report, "run").get("uid")) or "report"
+    uid = summaries.text_or_none(summaries.mapping_at(report, "run").get("uid")) or "report"
     return f"{uid} stage {stage}" if isinstance(stage, int) and stage else uid
 
 
@@ -236,7 +233,7 @@ def _concurrency(value: Any) -> int | None:
     """A cap on requests in flight; ``.inf`` (no cap) is None, as a file without one."""
     if isinstance(value, float) and math.isinf(value) and value > 0:
         return None
-    figure = number(value, "scenario.load.standardized.concurrency")
+    figure = summaries.number(value, "scenario.load.standardized.concurrency")
     if figure is None:
         return None
     if figure != int(figure) or figure < 1:
@@ -249,7 +246,7 @@ def _concurrency(value: Any) -> int | None:
 def _rate(value: Any) -> float | None:
     if isinstance(value, float) and math.isinf(value) and value > 0:
         return math.inf
-    figure = number(value, "scenario.load.standardized.rate_qps")
+    figure = summaries.number(value, "scenario.load.standardized.rate_qps")
     if figure is not None and figure <= 0:
         raise BenchFileError("a rate is above zero", key="scenario.load.standardized.rate_qps")
     return None if figure is None else float(figure)
@@ -261,12 +258,12 @@ def _length(load: dict[str, Any], name: str) -> int | None:
     spec = load.get(name)
     if not isinstance(spec, dict) or spec.get("distribution") != "fixed":
         return None
-    value = number(spec.get("value"), f"scenario.load.standardized.{name}.value")
+    value = summaries.number(spec.get("value"), f"scenario.load.standardized.{name}.value")
     return int(value) if value is not None and value == int(value) and value >= 0 else None
 
 
 def _count(value: Any, where: str) -> int | None:
-    figure = number(value, f"{where}.requests.total")
+    figure = summaries.number(value, f"{where}.requests.total")
     if figure is not None and (figure != int(figure) or figure < 0):
         raise BenchFileError("a count belongs here", key=f"{where}.requests.total")
     return None if figure is None else int(figure)
