@@ -18,6 +18,7 @@ from kvrecords.checks import (
     evidence,
     files,
     hardware,
+    max_concurrency,
     measurements,
     models,
     named_models,
@@ -90,6 +91,7 @@ RECORD_CHECKS = (
     quotes.check_quotes,
     statistics.check_statistic_order,
     run_figures.check_run_figures,
+    max_concurrency.check_max_concurrency,
     named_models.check_named_models,
     prose.check_prose,
 )

@@ -25,11 +25,8 @@ The relations, and how far each statistic lets them go:
 - cached tokens are at most the prompt tokens of the same statistic, and per request at most
   the run's context (prompt tokens, cached prefix included);
 - an acceptance length is at least 1 (the target's own token) and at most draft_tokens + 1;
-- vLLM's 'Maximum concurrency for N tokens per request: Mx' is its pool in tokens (the KV
-  cache size line, or blocks x block size) / N, printed to two decimals, for a model whose
-  every layer keeps full-attention or MLA KV (windows and state layers change the count);
-  where the run logged only its KV budget, the pool is at most every device's budget over the
-  fewest bytes a token can take, so M is at most that / N.
+- vLLM's 'Maximum concurrency for N tokens per request: Mx' against the pool the run printed
+  (``checks.max_concurrency``, which says how each release computes it).
 
 A decode rate whose scope is not stated may be an aggregate when the run's concurrency is not
 1, so its contradictions are warnings there; an aggregate rate is not compared.
@@ -37,7 +34,6 @@ A decode rate whose scope is not stated may be an aggregate when the run's concu
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any, NamedTuple
@@ -45,10 +41,7 @@ from typing import Any, NamedTuple
 from kvrecords.checks.context import RecordContext, value_at
 from kvrecords.dataset.document import JsonPath
 from kvrecords.dataset.records import Measured, Run, runs
-from kvrecords.kv.arithmetic import kv_report, parse_element_type
-from kvrecords.kv.geometry import Attention, MultiHeadLatent
-from kvrecords.kv.units import exact, format_exact, parse_byte_quantity
-from kvrecords.kv.weights import engine_floor
+from kvrecords.kv.units import exact, format_exact
 from kvrecords.problems import Problem, Rule, Severity
 
 RUN_FIGURES = Rule(
@@ -76,7 +69,6 @@ RUN_FIGURES = Rule(
 
 # How far above 1000 / mean TPOT a mean rate may lie before the likely reading doubts it.
 MEAN_RATE_SPREAD = Fraction(5, 4)
-_MAX_CONCURRENCY_LINE = re.compile(r"for ([0-9][0-9,]*) tokens per request")
 
 
 class Interval(NamedTuple):
@@ -87,7 +79,7 @@ class Interval(NamedTuple):
     shown: str
 
 
-def _step(text: str) -> Fraction:
+def written_step(text: str) -> Fraction:
     """One unit of the last digit written: 0.01 for ``7.28``, 100 for ``53,200``."""
     text = text.replace(",", "").lstrip("+-")
     if "e" in text.lower():
@@ -105,16 +97,16 @@ def interval(record: RecordContext, path: JsonPath) -> Interval | None:
         return None
     if isinstance(value, (int, float)):
         text = record.written(path).text
-        number, half = record.exact(path), _step(text) / 2
+        number, half = record.exact(path), written_step(text) / 2
         return Interval(number - half, number + half, text)
     if not isinstance(value, dict):
         return None
     if "about" in value:
         text = record.written((*path, "about")).text
-        number, step = record.exact((*path, "about")), _step(text)
+        number, step = record.exact((*path, "about")), written_step(text)
         return Interval(number - step, number + step, f"~{text}")
     ends = {key: record.exact((*path, key)) for key in ("min", "max") if key in value}
-    halves = {key: _step(record.written((*path, key)).text) / 2 for key in ends}
+    halves = {key: written_step(record.written((*path, key)).text) / 2 for key in ends}
     low = ends["min"] - halves["min"] if "min" in ends else None
     high = ends["max"] + halves["max"] if "max" in ends else None
     shown = "-".join(record.written((*path, key)).text for key in ("min", "max") if key in ends)
@@ -134,7 +126,7 @@ def _span(low: Fraction | None, high: Fraction | None) -> str:
     return _show(low) if low == high else f"{_show(low)} to {_show(high)}"
 
 
-class _Figure(NamedTuple):
+class Figure(NamedTuple):
     item: Measured
     interval: Interval
 
@@ -145,14 +137,14 @@ class _Figure(NamedTuple):
     def named(self) -> str:
         return f"{self.item.stated['name']} ({self.statistic}) {self.interval.shown}"
 
-    def beside(self, other: _Figure) -> bool:
+    def beside(self, other: Figure) -> bool:
         """Whether two figures are of the same part of the run and the same device."""
         return all(
             self.item.stated.get(key) == other.item.stated.get(key) for key in ("part", "device")
         )
 
 
-def _figures(record: RecordContext, run: Run, name: str) -> list[_Figure]:
+def figures(record: RecordContext, run: Run, name: str) -> list[Figure]:
     found = []
     for index, metric in enumerate(run.stated.get("metrics", [])):
         if metric["name"] != name:
@@ -160,19 +152,19 @@ def _figures(record: RecordContext, run: Run, name: str) -> list[_Figure]:
         item = Measured(run, index, metric)
         read = interval(record, item.value_path)
         if read is not None:
-            found.append(_Figure(item, read))
+            found.append(Figure(item, read))
     return found
 
 
-def _setting(record: RecordContext, run: Run, key: str) -> Any:
+def run_setting(record: RecordContext, run: Run, key: str) -> Any:
     return run.stated[key] if key in run.stated else record.data["methodology"].get(key)
 
 
-def _per_sequence_rates(record: RecordContext, run: Run) -> list[tuple[_Figure, Severity, str]]:
+def _per_sequence_rates(record: RecordContext, run: Run) -> list[tuple[Figure, Severity, str]]:
     """The run's decode rates that are one sequence's, with how sure that reading is."""
-    concurrency = _setting(record, run, "concurrency")
-    found: list[tuple[_Figure, Severity, str]] = []
-    for figure in _figures(record, run, "decode_tokens_per_s"):
+    concurrency = run_setting(record, run, "concurrency")
+    found: list[tuple[Figure, Severity, str]] = []
+    for figure in figures(record, run, "decode_tokens_per_s"):
         scope = figure.item.stated.get("scope")
         if scope == "aggregate":
             continue
@@ -185,7 +177,9 @@ def _per_sequence_rates(record: RecordContext, run: Run) -> list[tuple[_Figure, 
     return found
 
 
-def _problem(record: RecordContext, figure: _Figure, message: str, severity: Severity) -> Problem:
+def figure_problem(
+    record: RecordContext, figure: Figure, message: str, severity: Severity
+) -> Problem:
     line, column = record.document.locate(figure.item.value_path)
     return RUN_FIGURES.problem(record.document.path, line, column, message, severity)
 
@@ -214,7 +208,7 @@ def _reciprocal(tpot: Interval) -> tuple[Fraction | None, Fraction | None]:
 
 
 def _rate_against_tpot(record: RecordContext, run: Run) -> Iterator[Problem]:
-    tpots = _figures(record, run, "tpot_ms")
+    tpots = figures(record, run, "tpot_ms")
     for rate, severity, why in _per_sequence_rates(record, run):
         for tpot in tpots:
             relation = _RATE_TPOT.get((rate.statistic, tpot.statistic))
@@ -226,7 +220,7 @@ def _rate_against_tpot(record: RecordContext, run: Run) -> Iterator[Problem]:
             below = low is not None and rate.interval.high is not None and rate.interval.high < low
             above = high is not None and rate.interval.low is not None and rate.interval.low > high
             if below or (relation == "exact" and above):
-                yield _problem(record, rate, f"{where}{why}", severity)
+                yield figure_problem(record, rate, f"{where}{why}", severity)
             elif (
                 relation == "at_least"
                 and high is not None
@@ -237,7 +231,7 @@ def _rate_against_tpot(record: RecordContext, run: Run) -> Iterator[Problem]:
                     f"{where}: more than {format_exact(MEAN_RATE_SPREAD, 2)}x above it needs "
                     "TPOTs whose standard deviation exceeds half their mean; a warning"
                 )
-                yield _problem(record, rate, message, "warning")
+                yield figure_problem(record, rate, message, "warning")
 
 
 # ---- decode rate against E2E latency and output length ----------------------------------------
@@ -250,7 +244,7 @@ def _token_low(value: Any) -> Fraction | None:
     if isinstance(value, dict):
         if "about" in value:
             number = exact(value["about"])
-            return number - _step(str(value["about"]))
+            return number - written_step(str(value["about"]))
         if "min" in value:
             return exact(value["min"])
     return None
@@ -262,7 +256,7 @@ def _token_high(value: Any, statistic: str) -> Fraction | None:
         return Fraction(value)
     if isinstance(value, dict):
         if "about" in value:
-            return exact(value["about"]) + _step(str(value["about"]))
+            return exact(value["about"]) + written_step(str(value["about"]))
         if "max" in value:
             return exact(value["max"])
         if len(value) == 1 and statistic in value:  # {mean: N} bounds a mean
@@ -274,11 +268,11 @@ _RATE_E2E = {"single": "single", "mean": "mean", "median": "median", "p50": "p50
 
 
 def _rate_against_latency(record: RecordContext, run: Run) -> Iterator[Problem]:
-    output = _token_low(_setting(record, run, "output_tokens"))
+    output = _token_low(run_setting(record, run, "output_tokens"))
     if output is None or output <= 1:
         return
-    latencies = _figures(record, run, "e2e_latency_ms")
-    ttfts = _figures(record, run, "ttft_ms")
+    latencies = figures(record, run, "e2e_latency_ms")
+    ttfts = figures(record, run, "ttft_ms")
     for rate, severity, why in _per_sequence_rates(record, run):
         statistic = _RATE_E2E.get(rate.statistic)
         for latency in (f for f in latencies if f.statistic == statistic and f.beside(rate)):
@@ -303,16 +297,16 @@ def _rate_against_latency(record: RecordContext, run: Run) -> Iterator[Problem]:
                 message = (
                     f"{rate.named()}; {working} = at least {_show(floor)} in run '{run.id}'{why}"
                 )
-                yield _problem(record, rate, message, severity)
+                yield figure_problem(record, rate, message, severity)
 
 
 # ---- cached tokens, acceptance length ---------------------------------------------------------
 
 
 def _cached_tokens(record: RecordContext, run: Run) -> Iterator[Problem]:
-    prompts = _figures(record, run, "prompt_tokens")
+    prompts = figures(record, run, "prompt_tokens")
     context = run.context(record.data)
-    for cached in _figures(record, run, "cached_tokens"):
+    for cached in figures(record, run, "cached_tokens"):
         if cached.interval.low is None:
             continue
         for prompt in prompts:
@@ -324,7 +318,7 @@ def _cached_tokens(record: RecordContext, run: Run) -> Iterator[Problem]:
                 continue
             if prompt.interval.high is not None and cached.interval.low > prompt.interval.high:
                 message = f"{cached.named()} is above {prompt.named()} in run '{run.id}'"
-                yield _problem(record, cached, message, "error")
+                yield figure_problem(record, cached, message, "error")
         if cached.statistic == "total":
             continue
         high = _token_high(context, cached.statistic)
@@ -333,19 +327,19 @@ def _cached_tokens(record: RecordContext, run: Run) -> Iterator[Problem]:
                 f"{cached.named()} is above the run's context of {format_exact(high)} prompt "
                 f"tokens per request in run '{run.id}'"
             )
-            yield _problem(record, cached, message, "error")
+            yield figure_problem(record, cached, message, "error")
 
 
 def _acceptance_length(record: RecordContext, run: Run) -> Iterator[Problem]:
-    drafting = _setting(record, run, "speculative_decoding") or {}
+    drafting = run_setting(record, run, "speculative_decoding") or {}
     draft_tokens = drafting.get("draft_tokens")
-    for length in _figures(record, run, "acceptance_length"):
+    for length in figures(record, run, "acceptance_length"):
         if length.interval.high is not None and length.interval.high < 1:
             message = (
                 f"{length.named()} is below 1 in run '{run.id}': every verification step "
                 "emits at least the target model's own token"
             )
-            yield _problem(record, length, message, "error")
+            yield figure_problem(record, length, message, "error")
         elif (
             isinstance(draft_tokens, int)
             and length.interval.low is not None
@@ -355,128 +349,7 @@ def _acceptance_length(record: RecordContext, run: Run) -> Iterator[Problem]:
                 f"{length.named()} is above draft_tokens + 1 = {draft_tokens + 1} in run "
                 f"'{run.id}': a step emits at most the drafted tokens and one of its own"
             )
-            yield _problem(record, length, message, "error")
-
-
-# ---- vLLM's maximum concurrency -----------------------------------------------------------------
-
-
-def _pool_tokens(record: RecordContext, run: Run) -> tuple[Fraction, str] | None:
-    """The run's KV pool in tokens as the engine printed it, or None."""
-    for figure in _figures(record, run, "kv_tokens_reported"):
-        if figure.item.stated.get("scope") == "pool" and (count := _printed(figure)) is not None:
-            return count, f"kv_tokens_reported {figure.interval.shown}"
-    blocks = [f for f in _figures(record, run, "kv_blocks_reported") if _printed(f) is not None]
-    sizes = [f for f in _figures(record, run, "kv_block_size_tokens") if _printed(f) is not None]
-    if blocks and sizes and blocks[0].item.stated.get("scope") == "pool":
-        count, size = _printed(blocks[0]), _printed(sizes[0])
-        assert count is not None and size is not None
-        shown = f"{blocks[0].interval.shown} blocks x {sizes[0].interval.shown} tokens"
-        return count * size, shown
-    return None
-
-
-def _printed(figure: _Figure) -> Fraction | None:
-    """A single figure an engine printed as a plain number, exactly; None for any other."""
-    value = figure.item.stated["value"]
-    if figure.statistic != "single" or isinstance(value, (bool, dict, str)):
-        return None
-    return exact(value)
-
-
-def _uniform_cache(record: RecordContext, run: Run) -> bool:
-    """Whether every layer of the run's model keeps full-attention or MLA KV."""
-    if run.stated.get("model", record.data["model"]) != record.data["model"]:
-        return False
-    groups = record.model.groups
-    return all(
-        isinstance(group, (Attention, MultiHeadLatent)) and group.window is None for group in groups
-    )
-
-
-def _budget_tokens(record: RecordContext, run: Run) -> tuple[Fraction, str] | None:
-    """The most tokens the run's logged KV budget can hold, when it printed no pool: every
-    device's budget (vLLM prints one device's) over the fewest bytes a token can take (the
-    stated KV dtype, else the smallest the engine offers), the budget at the top of its
-    written precision. Block rounding only lowers the pool, so this bounds it from above."""
-    budget = None
-    for metric in run.stated.get("metrics", []):
-        per_device = metric["name"] == "kv_budget_bytes" or (
-            metric["name"] == "kv_bytes_reported" and metric.get("scope") == "per_device"
-        )
-        quantity = (
-            parse_byte_quantity(metric["value"]) if isinstance(metric["value"], str) else None
-        )
-        if per_device and metric["statistic"] == "single" and quantity is not None:
-            half = Fraction(1, 2 * 10**quantity.number.decimals)
-            budget = ((Fraction(quantity.number.value) + half) * quantity.unit_bytes, str(quantity))
-            break
-    devices = _setting(record, run, "hardware").get("count")
-    if budget is None or not isinstance(devices, int) or isinstance(devices, bool):
-        return None
-    if "kv_dtype" in run.stated and run.stated.get("kv_dtype_stated"):
-        dtype = run.stated["kv_dtype"]
-    elif record.data["kv_bytes_basis"]["dtype_stated"] and "kv_dtype" not in run.stated:
-        dtype = record.data["kv_bytes_basis"]["dtype"]
-    else:
-        dtype = engine_floor((_setting(record, run, "engine") or {}).get("name")).kv_dtype
-    try:
-        per_token = kv_report(record.model, parse_element_type(str(dtype)), 1).bytes_per_token
-    except ValueError:
-        return None  # a dtype of several parts or unknown: no single figure per token
-    if not per_token:
-        return None
-    most = budget[0] * devices / per_token
-    shown = f"{budget[1]} x {devices} device(s) / {format_exact(per_token)} B a token ({dtype})"
-    return most, shown
-
-
-def _max_concurrency(record: RecordContext, run: Run) -> Iterator[Problem]:
-    figures = _figures(record, run, "max_concurrency")
-    if not figures or not _uniform_cache(record, run):
-        return
-    pool = _pool_tokens(record, run)
-    bound = None if pool is not None else _budget_tokens(record, run)
-    if bound is not None:
-        yield from _max_concurrency_bound(record, run, figures, *bound)
-    if pool is None:
-        return
-    tokens, pool_text = pool
-    for figure in figures:
-        line = _MAX_CONCURRENCY_LINE.search(str(figure.item.stated.get("stated_as", "")))
-        written = _printed(figure)
-        if line is None or written is None:
-            continue
-        per_request = int(line.group(1).replace(",", "")[:30])
-        if per_request == 0:
-            continue
-        quotient = tokens / per_request
-        step = _step(figure.interval.shown)
-        # printed to the written precision, rounded or cut off
-        if quotient - step < written <= quotient + step / 2:
-            continue
-        message = (
-            f"max_concurrency is {figure.interval.shown}; {pool_text} / {per_request:,} tokens "
-            f"per request = {format_exact(quotient, 4)} in run '{run.id}'"
-        )
-        yield _problem(record, figure, message, "error")
-
-
-def _max_concurrency_bound(
-    record: RecordContext, run: Run, figures: list[_Figure], most: Fraction, shown: str
-) -> Iterator[Problem]:
-    for figure in figures:
-        line = _MAX_CONCURRENCY_LINE.search(str(figure.item.stated.get("stated_as", "")))
-        written = _printed(figure)
-        if line is None or written is None or figure.interval.low is None:
-            continue
-        per_request = int(line.group(1).replace(",", "")[:30])
-        if per_request and figure.interval.low > most / per_request:
-            message = (
-                f"max_concurrency is {figure.interval.shown}; {shown} / {per_request:,} tokens "
-                f"per request = {format_exact(most / per_request, 2)} at most in run '{run.id}'"
-            )
-            yield _problem(record, figure, message, "error")
+            yield figure_problem(record, length, message, "error")
 
 
 def check_run_figures(record: RecordContext) -> Iterator[Problem]:
@@ -486,4 +359,3 @@ def check_run_figures(record: RecordContext) -> Iterator[Problem]:
         yield from _rate_against_latency(record, run)
         yield from _cached_tokens(record, run)
         yield from _acceptance_length(record, run)
-        yield from _max_concurrency(record, run)

@@ -17,6 +17,7 @@ from kvrecords.checks.context import RecordContext
 from kvrecords.checks.derivations import RunDerivation, run_derivations
 from kvrecords.checks.engine_reported import ENGINE_REPORTED, engine_checks
 from kvrecords.checks.hardware import hardware_catalog
+from kvrecords.checks.max_concurrency import unchecked_concurrency
 from kvrecords.checks.measurements import (
     BYTES_NOT_RECOMPUTED,
     PREFILL_RATE,
@@ -461,6 +462,7 @@ def _not_checked_section(
     for check in engine_checks(record, models):
         if not check.candidates and not check.errors:
             skipped.append(f"{ENGINE_REPORTED.code} {check.item.run.id}: {check.why_not}")
+    skipped += unchecked_concurrency(record)
     skipped += [f"{e.rule.code} {e.check}: {e.skipped}" for e in evaluations if not e.checked]
     lines = ["Not checked" if skipped else "Not checked: nothing"]
     lines += [f"{INDENT}{line}" for line in skipped]

@@ -45,6 +45,10 @@ class NotCovered(EngineError):
     """The engine model does not cover this model, option or version (never a guess)."""
 
 
+class NotServed(NotCovered):
+    """The engine itself refuses this model with these options or at this version."""
+
+
 class NoSuchCache(EngineError):
     """The engine builds no such cache for this model, options and version."""
 

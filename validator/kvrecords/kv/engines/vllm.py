@@ -89,6 +89,7 @@ from kvrecords.kv.engines.result import (
     EngineError,
     EngineReport,
     NotCovered,
+    NotServed,
     Part,
     UnknownValue,
     cdiv,
@@ -128,6 +129,10 @@ HYBRID_ALLOCATOR = (0, 10, 0)
 TURBOQUANT_HYBRID = (0, 21, 0)
 V32_SUPPORT = (0, 11, 0)
 MAMBA_ALIGN_MODE = (0, 15, 0)  # config/cache.py: MambaCacheMode "all" | "align" | "none"
+# models/config.py MambaModelConfig: 0.11.0 turns prefix caching off for every hybrid model; from
+# 0.11.1 only for those without SupportsMambaPrefixCaching (the mamba kinds declare it, Gated
+# DeltaNet models do not), whose prefix caching before 0.15.0 is not covered
+MAMBA_PREFIX_CACHING = (0, 11, 1)
 PERFORMANCE_MODE = (0, 17, 0)  # arg_utils.py: performance_mode "throughput" doubles the batch
 # 'align' mode adds a prefill checkpoint page (MambaSpec.num_prefill_checkpoint_blocks = 1):
 # MambaMixer2.get_kv_cache_spec from 0.32.0; Qwen GDN with the FlashInfer prefill kernel from
@@ -235,6 +240,26 @@ class VllmOptions(NamedTuple):
     performance_mode: str = "balanced"  # 'throughput' doubles the default batch (0.17.0+)
     attention_backend: str | None = None  # MLA: FLASHMLA (default), CUTLASS_MLA, ...
     gdn_prefill_backend: str = "triton"  # flashinfer on Hopper (and SM100/120 with CUDA 13)
+
+
+def rule_releases() -> tuple[str, ...]:
+    """One release for each span of covered releases that every rule here treats alike (each
+    table row and each first release a rule names), newest first: a reading of a record whose
+    release is not stated tries these."""
+    firsts = {row.first for row in RELEASES} | set(DTYPE_SINCE.values())
+    firsts |= {
+        HYBRID_ALLOCATOR,
+        TURBOQUANT_HYBRID,
+        V32_SUPPORT,
+        MAMBA_ALIGN_MODE,
+        MAMBA_PREFIX_CACHING,
+        PERFORMANCE_MODE,
+        MAMBA2_CHECKPOINT_PAGE,
+        GDN_CHECKPOINT_PAGE,
+        HYBRID_STEP_FOLLOWS_BLOCK,
+        MLA_HYBRID_STEP_128,
+    }
+    return tuple(".".join(map(str, release)) for release in sorted(firsts, reverse=True))
 
 
 def parse_version(text: str) -> tuple[int, int, int]:
@@ -471,7 +496,15 @@ def _mamba_cache_mode(
     if not caching:
         return "none"
     if version < MAMBA_ALIGN_MODE:
-        raise NotCovered("prefix caching of mamba / linear-attention state before 0.15.0")
+        if version >= MAMBA_PREFIX_CACHING and any(
+            group.kind in ALL_MODE_KINDS for group in setup.states
+        ):
+            raise NotCovered("prefix caching of mamba state before 0.15.0 is not covered")
+        notes.append(
+            "vLLM turns prefix caching off for this hybrid model before 0.15.0: every hybrid"
+            " up to 0.11.0, any without SupportsMambaPrefixCaching (Gated DeltaNet) after"
+        )
+        return "none"
     all_mode = release_of(version).mamba_all_mode
     if all_mode and any(group.kind in ALL_MODE_KINDS for group in setup.states):
         raise NotCovered(
@@ -559,7 +592,7 @@ def _setup(
                 "TurboQuant applies to full-attention layers; MLA and windows are not covered"
             )
     if states and not hybrid_allocator:
-        raise NotCovered(
+        raise NotServed(
             "state layers (mamba, linear attention) in the V1 page pool need the hybrid allocator"
             " (0.10.0 and later, not disabled)"
         )
@@ -996,25 +1029,19 @@ def capacity(
     pages = [p or 0 for p in page_layout.pages]
     if page_layout.grouped:
         num_blocks = available_bytes // pages[0] // page_layout.group_size
-        per_request = sum(
-            n * _blocks(page_layout, i, max_model_len)
-            for i, n in enumerate(page_layout.groups_per_spec)
-        )
-        n_groups = sum(page_layout.groups_per_spec)
     else:
         page_sum = sum(p * s.layers for p, s in zip(pages, page_layout.specs, strict=True))
         num_blocks = available_bytes // page_sum
-        per_request = max(
-            _blocks(page_layout, i, max_model_len) for i in range(len(page_layout.specs))
-        )
-        n_groups = 1
-    concurrency = Fraction(num_blocks, per_request)
+    per_request = request_blocks(page_layout, max_model_len)
     release = release_of(page_layout.version)
     if release.token_figure == "blocks-x-size":
         tokens = num_blocks * page_layout.block_size
+        concurrency = Fraction(tokens, max_model_len)  # 0.8.0-0.9.0: num_tokens / max_model_len
     elif release.token_figure == "per-group":
-        tokens = num_blocks // n_groups * min(page_layout.block_sizes)
+        tokens = num_blocks // kv_cache_groups(page_layout) * min(page_layout.block_sizes)
+        concurrency = Fraction(num_blocks, per_request)
     else:
+        concurrency = Fraction(num_blocks, per_request)
         tokens = int(float(concurrency) * max_model_len)
     size = f"GPU KV cache size: {tokens:,} tokens"
     most = (
@@ -1022,6 +1049,87 @@ def capacity(
     )
     lines = [f"{size}, {most}"] if release.one_capacity_line else [size, most]
     return Capacity(num_blocks, tokens, concurrency, tuple(lines))
+
+
+def kv_cache_groups(page_layout: Layout) -> int:
+    """The KV cache groups vLLM forms: one per ``group_size`` layers of each spec when hybrid."""
+    return sum(page_layout.groups_per_spec) if page_layout.grouped else 1
+
+
+def request_blocks(page_layout: Layout, max_model_len: int) -> int:
+    """Blocks of the shared pool one request of ``max_model_len`` tokens takes
+    (get_max_concurrency_for_kv_cache_config): the sum over KV cache groups of each group's
+    pages when hybrid; one group of every layer otherwise, its largest spec deciding."""
+    if page_layout.grouped:
+        return sum(
+            n * _blocks(page_layout, i, max_model_len)
+            for i, n in enumerate(page_layout.groups_per_spec)
+        )
+    return max(_blocks(page_layout, i, max_model_len) for i in range(len(page_layout.specs)))
+
+
+class ConcurrencySpan(NamedTuple):
+    """The maximum concurrency a release computes for a pool it printed, over what is unknown."""
+
+    low: Fraction
+    high: Fraction
+    working: str
+
+
+def printed_concurrency(
+    model: Model,
+    options: VllmOptions,
+    max_model_len: int,
+    tokens: int | None = None,
+    blocks: int | None = None,
+    batch: tuple[int, int] | None = None,
+) -> ConcurrencySpan | None:
+    """The 'Maximum concurrency' a release prints beside its pool, printed as ``tokens`` ('GPU
+    KV cache size') or as ``blocks`` (num_gpu_blocks): num_blocks / the blocks one request
+    takes (get_max_concurrency_for_kv_cache_config), except 0.8.0-0.9.0 (tokens / max_model_len).
+    A token figure gives the block count back by its era's rule (TOKEN_FIGURES): exactly up to
+    0.9.0, within the groups' rounding up to 0.20.x; from 0.21.0 it is the concurrency times
+    max_model_len, cut to a whole token. ``batch`` is the span max_num_batched_tokens may take
+    (None: what ``options`` give); window layers keep one batch beyond their window, or two
+    with async scheduling (Release.window_in_flight). None when this layout cannot print the token
+    figure (not a multiple of its block size)."""
+    release = release_of(parse_version(options.version))
+    if tokens is not None and release.token_figure == "concurrency":
+        low, high = Fraction(tokens, max_model_len), Fraction(tokens + 1, max_model_len)
+        return ConcurrencySpan(low, high, f"int(concurrency x {max_model_len:,}) = {tokens:,}")
+    page_layout = layout(model, options)
+    unknown_state = any(spec.type == "state" and spec.state is None for spec in page_layout.specs)
+    if unknown_state and options.block_size is None:
+        raise NotCovered("the state page is unknown, and so is the attention block it sizes")
+    if release.token_figure == "blocks-x-size":
+        count = blocks * page_layout.block_size if blocks is not None else tokens or 0
+        if tokens is not None and tokens != count:
+            return None  # blocks x block size is the token line
+        value = Fraction(count, max_model_len)
+        return ConcurrencySpan(value, value, f"{count:,} tokens / {max_model_len:,}")
+    groups, smallest = kv_cache_groups(page_layout), min(page_layout.block_sizes)
+    layout_text = f"{groups} KV cache group(s) of {smallest}-token blocks"
+    if blocks is not None:
+        if tokens is not None and tokens != blocks // groups * smallest:
+            return None  # the token line this layout prints beside those blocks differs
+        fewest, most, shown = blocks, blocks, f"{blocks:,} blocks ({layout_text})"
+    elif tokens is None or tokens % smallest:
+        return None
+    else:
+        fewest = tokens // smallest * groups
+        most = fewest + groups - 1
+        shown = f"{tokens:,} tokens = {fewest:,} to {most:,} blocks ({layout_text})"
+    if batch is None:
+        in_flight = (page_layout.in_flight, page_layout.in_flight)
+    else:
+        in_flight = (batch[0], batch[1] * (2 if release.window_in_flight else 1))
+    least, greatest = (
+        request_blocks(page_layout._replace(in_flight=tokens_in_flight), max_model_len)
+        for tokens_in_flight in in_flight
+    )
+    per_request = f"{least:,}" if least == greatest else f"{least:,} to {greatest:,}"
+    working = f"{shown} / {per_request} blocks a {max_model_len:,}-token request takes"
+    return ConcurrencySpan(Fraction(fewest, greatest), Fraction(most, least), working)
 
 
 def gib_printed(version: tuple[int, int, int], byte_count: int) -> str:
