@@ -6,6 +6,8 @@ each hand computation is in the test's comments.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 
 from conftest import REPO
@@ -304,3 +306,82 @@ def test_mla_hybrid_blocks_are_multiples_of_128_from_0_27() -> None:
     for version, tokens in (("0.19.0", 960), ("0.26.0", 960), ("0.27.0", 1024)):
         report = vllm.report(shape, 4096, vllm.VllmOptions(version=version))
         assert report.printed[0].startswith(f"Setting attention block size to {tokens} tokens")
+
+
+# --- the maximum concurrency printed beside a pool ----------------------------------------------
+
+
+def test_printed_concurrency_of_window_groups_from_the_printed_pool() -> None:
+    # dennislee22/vLLM-benchmarking, log/vllm-120B-4gpuA10080GB-0.8GRAM-diff-nodes.log (vLLM
+    # 0.10.1.1, gpt-oss-120b, max_model_len 16,384, max_num_batched_tokens 2,048): "GPU KV cache
+    # size: 2,640,144 tokens", num_gpu_blocks 330,018, "Maximum concurrency for 16,384 tokens
+    # per request: 284.25x". Two groups of 16-token blocks: 330,018 // 2 x 16 = 2,640,144; a
+    # request takes cdiv(16,384, 16) = 1,024 full blocks + cdiv(127 + 2,048, 16) + 1 = 137
+    # window blocks = 1,161; 330,018 / 1,161 = 284.25.
+    gpt = model("gpt-oss-120b")
+    options = vllm.VllmOptions(version="0.10.1")
+    batch = (2048, 2048)
+    from_blocks = vllm.printed_concurrency(gpt, options, 16384, blocks=330_018, batch=batch)
+    assert from_blocks is not None
+    assert (from_blocks.low, from_blocks.high) == (Fraction(330_018, 1161),) * 2
+    # the token line alone: 330,018 or 330,019 blocks (the // 2 drops one)
+    from_tokens = vllm.printed_concurrency(gpt, options, 16384, tokens=2_640_144, batch=batch)
+    assert from_tokens is not None
+    assert (from_tokens.low, from_tokens.high) == (Fraction(330_018, 1161), Fraction(330_019, 1161))
+    # any batch from 1 to 16,384 tokens: the window group takes cdiv(128, 16) + 1 = 9 to
+    # cdiv(16,384, 16) + 1 = 1,025 blocks
+    wide = vllm.printed_concurrency(gpt, options, 16384, tokens=2_640_144, batch=(1, 16384))
+    assert wide is not None
+    assert (wide.low, wide.high) == (Fraction(330_018, 2049), Fraction(330_019, 1033))
+    # a token line beside the blocks that this layout would not print: no such reading
+    assert vllm.printed_concurrency(gpt, options, 16384, tokens=2_640_160, blocks=330_018) is None
+
+
+def test_printed_concurrency_of_a_hybrid_model_follows_its_state_sized_block() -> None:
+    # vllm-project/vllm issue #26646 (Qwen3-Next-80B-A3B, a 0.11 build): "GPU KV cache size:
+    # 90,048 tokens", "Maximum concurrency for 215,040 tokens per request: 1.66x". State page
+    # (3 x 8,192 + 32 x 128 x 128) x 2 B = 1,097,728 B; an fp8 attention token 2 x 512 x 1 B
+    # = 1,024 B, so blocks of 16 x cdiv(1,097,728, 16 x 1,024) = 1,072 tokens; 4 groups of 12
+    # layers; 90,048 // 1,072 = 84 -> 336 to 339 blocks; a request 201 + 3 x 1 = 204 blocks.
+    qwen = model("qwen3-next-80b-a3b")
+    fp8 = vllm.VllmOptions(version="0.11.0", kv_cache_dtype="fp8")
+    span = vllm.printed_concurrency(qwen, fp8, 215_040, tokens=90_048, batch=(1, 215_040))
+    assert span is not None
+    assert (span.low, span.high) == (Fraction(336, 204), Fraction(339, 204))
+    # a bf16 cache sizes 544-token blocks (16 x cdiv(1,097,728, 16 x 2,048) = 16 x 34), and
+    # 90,048 is no multiple of 544
+    bf16 = vllm.VllmOptions(version="0.11.0")
+    assert vllm.printed_concurrency(qwen, bf16, 215_040, tokens=90_048) is None
+    # from 0.21.0 the token line is int(concurrency x max_model_len): 90,048 / 215,040 = 0.42
+    late = vllm.printed_concurrency(qwen, fp8._replace(version="0.21.0"), 215_040, tokens=90_048)
+    assert late is not None
+    assert (late.low, late.high) == (Fraction(90_048, 215_040), Fraction(90_049, 215_040))
+
+
+def test_before_0_9_1_the_concurrency_is_the_pool_over_max_model_len() -> None:
+    # 0.8.0 and 0.9.0 (_get_kv_cache_config_uniform_type): max_concurrency = num_tokens /
+    # max_model_len, not num_blocks / cdiv(max_model_len, block_size). llama-3.1-8b, 16-token
+    # pages of 16 x 8 x 256 x 2 B = 65,536 B per layer, 32 layers: 1,000 blocks = 2,097,152,000
+    # B; max_model_len 1,000: 16,000 tokens / 1,000 = 16.00x (1,000 / cdiv(1,000, 16) = 15.87).
+    llama = model("llama-3.1-8b")
+    printed = vllm.capacity(llama, vllm.VllmOptions(version="0.9.0"), 2_097_152_000, 1000)
+    assert printed.max_concurrency == 16
+    assert printed.printed[1] == "Maximum concurrency for 1,000 tokens per request: 16.00x"
+
+
+def test_gated_deltanet_models_keep_prefix_caching_off_before_0_15() -> None:
+    # models/config.py MambaModelConfig: 0.11.0 turns prefix caching off for every hybrid
+    # model, 0.11.1-0.14 for those without SupportsMambaPrefixCaching (Qwen3-Next), so asking
+    # for it leaves one state page per layer; a mamba model asking for it is not covered.
+    qwen = model("qwen3-next-80b-a3b")
+    asked = vllm.VllmOptions(version="0.14.0", enable_prefix_caching=True)
+    assert vllm.layout(qwen, asked).mamba_cache_mode == "none"
+    with pytest.raises(NotCovered, match="prefix caching of mamba state"):
+        vllm.layout(model("jamba-v0.1"), asked)
+
+
+def test_rule_releases_hold_one_release_per_span_the_rules_treat_alike() -> None:
+    releases = vllm.rule_releases()
+    assert releases[0] == "0.34.0" and releases[-1] == "0.8.0"
+    assert {"0.10.0", "0.21.0", "0.26.0", "0.15.0", "0.20.0"} <= set(releases)
+    assert all(vllm.parse_version(release) for release in releases)

@@ -143,3 +143,21 @@ def test_the_fit_says_why_it_counts_one_sequence(tmp_path: Path) -> None:
         "engine queues what its pool cannot hold" in explained
     )
     assert "Problems: none" in explained
+
+
+def test_not_checked_names_a_maximum_concurrency_no_check_reaches(tmp_path: Path) -> None:
+    # A window model's concurrency line is checked against the pool its run printed; without
+    # the pool, or under an engine no engine model covers, explain says so.
+    root, record = _case_root(tmp_path, "KV807/pass/max-concurrency-window")
+    assert "KV807" not in explain_record(root, record).split("\nNot checked")[1]
+    text = record.read_text(encoding="utf-8")
+    pool_start = text.index("      - name: kv_tokens_reported")
+    pool_end = text.index("      - name: max_concurrency")
+    record.write_text(text[:pool_start] + text[pool_end:], encoding="utf-8")
+    explained = explain_record(root, record)
+    assert "\n  KV807 startup: max_concurrency 284.25: the run prints no pool" in explained
+    record.write_text(text.replace("name: vllm", "name: sglang"), encoding="utf-8")
+    explained = explain_record(root, record)
+    assert "KV807 startup: max_concurrency 284.25: a model with window or state layers under" in (
+        explained
+    )

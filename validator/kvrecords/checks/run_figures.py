@@ -51,15 +51,22 @@ RUN_FIGURES = Rule(
     "decode rate with its TPOT (1000 / TPOT) and with its E2E latency and output length "
     "((output - 1) x 1000 / E2E at least), cached tokens with prompt tokens and the context, "
     "an acceptance length with 1 and draft_tokens + 1, and vLLM's maximum concurrency with "
-    "its pool (or, where only the KV budget is logged, what the budget can hold) and the "
-    "tokens per request it names.",
+    "its pool and the tokens per request it names: the pool's tokens / N where every layer "
+    "keeps full attention or MLA (where only the KV budget is logged, at most what the budget "
+    "can hold), and for sliding-window and hybrid (mamba, linear attention) models the rule of "
+    "the release that printed it, the pool's blocks over the blocks one request takes, every "
+    "setting the run does not state read the way most favourable to the record.",
     "A run that states one fact twice (a rate and its TPOT) shows a copying slip that no "
     "geometry check sees. Exact relations (single figures, a harmonic mean rate against a "
     "mean TPOT) fail as errors; a mean or median rate is only bounded below by 1000 / the "
     "mean or median TPOT (the mean of reciprocals is at least the reciprocal of the mean), "
     "and one over 1.25 x that bound is a warning: it needs TPOTs whose standard deviation "
     "exceeds half their mean. A decode rate of unstated scope under a concurrency other than "
-    "1 may be an aggregate, so it only warns.",
+    "1 may be an aggregate, so it only warns. vLLM keeps only a window's blocks for a window "
+    "layer and a few state pages for a mamba layer, so its concurrency for those models is "
+    "not the pool's tokens / N; a maximum concurrency no check can reach (no pool printed, no "
+    "'for N tokens per request' quoted, another engine) is listed by `kvrecords explain` under "
+    "Not checked.",
     "concurrency: 1\nmetrics:\n  - {name: tpot_ms, statistic: mean, value: 7.28}\n"
     "  - {name: decode_tokens_per_s, statistic: harmonic_mean, value: 137.4}",
     "  - {name: decode_tokens_per_s, statistic: harmonic_mean, value: 173.4}\n"
