@@ -168,11 +168,9 @@ def _pool_tokens(record: RecordContext, run: Run) -> tuple[Fraction, str] | None
     return None
 
 
-def _budget_tokens(record: RecordContext, run: Run) -> tuple[Fraction, str] | None:
-    """The most tokens the run's logged KV budget can hold, when it printed no pool: every
-    device's budget (vLLM prints one device's) over the fewest bytes a token can take (the
-    stated KV dtype, else the smallest the engine offers), the budget at the top of its
-    written precision. Block rounding only lowers the pool, so this bounds it from above."""
+def _budget_bytes(record: RecordContext, run: Run) -> tuple[Fraction, str, int] | None:
+    """The KV budget one device logged, at the top of its written precision, as written, and
+    the run's device count; None without both."""
     budget = None
     for metric in run.stated.get("metrics", []):
         per_device = metric["name"] == "kv_budget_bytes" or (
@@ -186,8 +184,20 @@ def _budget_tokens(record: RecordContext, run: Run) -> tuple[Fraction, str] | No
             budget = ((Fraction(quantity.number.value) + half) * quantity.unit_bytes, str(quantity))
             break
     devices = run_setting(record, run, "hardware").get("count")
-    if budget is None or not isinstance(devices, int) or isinstance(devices, bool):
+    if budget is None or not isinstance(devices, int) or isinstance(devices, bool) or devices < 1:
         return None
+    return budget[0], budget[1], devices
+
+
+def _budget_tokens(record: RecordContext, run: Run) -> tuple[Fraction, str] | None:
+    """The most tokens the run's logged KV budget can hold, when it printed no pool: every
+    device's budget (vLLM prints one device's) over the fewest bytes a token can take (the
+    stated KV dtype, else the smallest the engine offers), the budget at the top of its
+    written precision. Block rounding only lowers the pool, so this bounds it from above."""
+    budget = _budget_bytes(record, run)
+    if budget is None:
+        return None
+    per_device, written, devices = budget
     dtype = _stated_kv_dtype(record, run)
     if dtype is None:
         dtype = engine_floor((run_setting(record, run, "engine") or {}).get("name")).kv_dtype
@@ -197,8 +207,8 @@ def _budget_tokens(record: RecordContext, run: Run) -> tuple[Fraction, str] | No
         return None  # a dtype of several parts or unknown: no single figure per token
     if not per_token:
         return None
-    most = budget[0] * devices / per_token
-    shown = f"{budget[1]} x {devices} device(s) / {format_exact(per_token)} B a token ({dtype})"
+    most = per_device * devices / per_token
+    shown = f"{written} x {devices} device(s) / {format_exact(per_token)} B a token ({dtype})"
     return most, shown
 
 
@@ -261,28 +271,56 @@ def _by_release(
 ) -> Verdict:
     model_id = run.stated.get("model", record.data["model"])
     engine = run_setting(record, run, "engine") or {}
-    kinds = "window or state"
     if model_id != record.data["model"]:
         return Verdict(figure, not_checked=f"the run's model {model_id} is not the record's")
     if engine.get("name") != "vllm":
-        return Verdict(
-            figure,
-            not_checked=f"a model with {kinds} layers under {engine.get('name')}: no engine model"
-            " computes this line",
-        )
+        why = f"a model with window or state layers under {engine.get('name')}: no engine model"
+        return Verdict(figure, not_checked=why + " computes this line")
     tokens, blocks = _printed_pool(record, run)
-    if tokens is None and blocks is None:
-        why = "the run prints no pool (kv_tokens_reported or kv_blocks_reported, scope pool);"
-        why += f" a KV budget alone is not held to a model with {kinds} layers"
-        return Verdict(figure, not_checked=why)
+    if tokens is not None or blocks is not None:
+        return _pool_by_release(record, run, figure, written, per_request, engine, tokens, blocks)
+    budget = _budget_bytes(record, run)
+    if budget is not None:
+        return _budget_by_release(record, run, figure, per_request, engine, budget)
+    why = "the run prints no pool (kv_tokens_reported or kv_blocks_reported, scope pool) nor"
+    return Verdict(figure, not_checked=why + " a KV budget to hold it to")
+
+
+def _pool_by_release(
+    record: RecordContext,
+    run: Run,
+    figure: Figure,
+    written: Fraction,
+    per_request: int,
+    engine: dict[str, Any],
+    tokens: int | None,
+    blocks: int | None,
+) -> Verdict:
+    """The printed concurrency against every reading of the printed pool. The engine model
+    sizes one rank of tensor parallelism; block counts do not depend on it, but a state
+    model's block grows to its state page, whose ratio to the attention page changes where a
+    kv head is replicated over ranks, so such a run must print its block size."""
     from kvrecords.kv.engines import EngineError, NotCovered
     from kvrecords.kv.engines.result import NotServed
     from kvrecords.kv.engines.vllm import printed_concurrency
 
+    leaves = [group for group in record.model.leaf_groups() if group.layers]
+    devices = run_setting(record, run, "hardware").get("count")
+    fewest_heads = min(
+        (g.kv_heads for g in leaves if isinstance(g, Attention) and g.kv_heads), default=None
+    )
+    if (
+        any(group.kind in STATE_KINDS for group in leaves)
+        and not _printed_block_size(record, run)
+        and (not isinstance(devices, int) or fewest_heads is None or devices > fewest_heads)
+    ):
+        why = "a state model over more devices than kv heads (or an unknown count) sizes its"
+        why += " attention block by rank; the run prints no kv_block_size_tokens"
+        return Verdict(figure, not_checked=why)
     step = written_step(figure.interval.shown)
     spans: list[tuple[str, ConcurrencySpan]] = []
     uncovered: list[str] = []
-    for options, batch in _readings(record, run, engine, per_request):
+    for options, batch in _readings(record, run, engine, per_request, every_dtype=False):
         try:
             span = printed_concurrency(
                 record.model, options, per_request, tokens=tokens, blocks=blocks, batch=batch
@@ -314,6 +352,62 @@ def _by_release(
     return Verdict(figure, figure_problem(record, figure, message, "error"))
 
 
+def _budget_by_release(
+    record: RecordContext,
+    run: Run,
+    figure: Figure,
+    per_request: int,
+    engine: dict[str, Any],
+    budget: tuple[Fraction, str, int],
+) -> Verdict:
+    """Without a printed pool: the most any reading's pool of the logged budget gives, the
+    budget at the top of its precision, split over as many ranks as the run has devices (the
+    smallest pages), the fewest tokens in flight and the smallest KV dtype unless stated."""
+    from kvrecords.kv.engines import EngineError, NotCovered
+    from kvrecords.kv.engines.result import NotServed
+    from kvrecords.kv.engines.vllm import capacity
+
+    per_device, written, devices = budget
+    most: tuple[Fraction, str] | None = None
+    uncovered: list[str] = []
+    for options, batch in _readings(record, run, engine, per_request, every_dtype=True):
+        reading = options._replace(
+            max_num_batched_tokens=batch[0], async_scheduling=False, tensor_parallel_size=devices
+        )
+        try:
+            pool = capacity(record.model, reading, int(per_device), per_request)
+        except NotServed:
+            continue
+        except NotCovered as error:
+            uncovered.append(f"{options.version}: {error}")
+            continue
+        except EngineError:
+            continue
+        if most is None or pool.max_concurrency > most[0]:
+            size = f"{reading.block_size}-token" if reading.block_size else "default"
+            how = f"vLLM {options.version}, {options.kv_cache_dtype} cache, {size} blocks"
+            most = (pool.max_concurrency, f"{how}: {pool.num_blocks:,} blocks")
+    if uncovered or most is None:
+        why = "; ".join(dict.fromkeys(uncovered)) or "no vLLM release sizes this model"
+        return Verdict(figure, not_checked=f"no reading the vLLM engine model covers: {why}")
+    if figure.interval.low is None or figure.interval.low <= most[0]:
+        return Verdict(figure)
+    message = (
+        f"max_concurrency is {figure.interval.shown}; a budget of {written} per device over"
+        f" {devices} rank(s) holds at most {format_exact(most[0], 2)} requests of"
+        f" {per_request:,} tokens on any reading ({most[1]}) in run '{run.id}'"
+    )
+    return Verdict(figure, figure_problem(record, figure, message, "error"))
+
+
+def _printed_block_size(record: RecordContext, run: Run) -> int | None:
+    for figure in figures(record, run, "kv_block_size_tokens"):
+        size = printed(figure)
+        if size is not None and size.denominator == 1 and size > 0:
+            return int(size)
+    return None
+
+
 def _span(low: Fraction, high: Fraction) -> str:
     if format_exact(low, 2) == format_exact(high, 2):
         return format_exact(low, 2)
@@ -321,12 +415,17 @@ def _span(low: Fraction, high: Fraction) -> str:
 
 
 def _readings(
-    record: RecordContext, run: Run, engine: dict[str, Any], per_request: int
+    record: RecordContext,
+    run: Run,
+    engine: dict[str, Any],
+    per_request: int,
+    every_dtype: bool,
 ) -> Iterator[tuple[VllmOptions, tuple[int, int]]]:
     """Every vLLM setting the run allows, the likeliest first: its stated release (else one
     of each span of releases the engine model's rules treat alike), block size, KV and state
     dtypes, prefix caching, Gated DeltaNet prefill backend, whether the hybrid allocator ran,
-    and the span of max_num_batched_tokens (as its flags quote it, else 1 to N)."""
+    and the span of max_num_batched_tokens (as its flags quote it, else 1 to N). The KV dtype
+    changes block counts only through a state page, unless ``every_dtype`` (a budget's pool)."""
     from kvrecords.kv.engines import UnknownValue
     from kvrecords.kv.engines.vllm import VllmOptions, parse_version, rule_releases
 
@@ -340,26 +439,24 @@ def _readings(
         versions = rule_releases()
     leaves = [group for group in record.model.leaf_groups() if group.layers]
     states = any(group.kind in STATE_KINDS for group in leaves)
-    block_sizes: tuple[int | None, ...] = (None,) if states else BLOCK_SIZES
-    for figure in figures(record, run, "kv_block_size_tokens"):
-        size = printed(figure)
-        if size is not None and size.denominator == 1 and size > 0:
-            block_sizes = (int(size),)
-            break
+    printed_size = _printed_block_size(record, run)
+    block_sizes: tuple[int | None, ...] = (
+        (printed_size,) if printed_size else (None,) if states else BLOCK_SIZES
+    )
     stated_dtype = _VLLM_DTYPES.get(_stated_kv_dtype(record, run) or "")
-    dtypes = (stated_dtype,) if stated_dtype else ("auto", "fp8") if states else ("auto",)
+    open_dtype = states or every_dtype
+    dtypes = (stated_dtype,) if stated_dtype else ("auto", "fp8") if open_dtype else ("auto",)
     either = (False, True)
+    gdn = any(group.kind == "linear_attention" for group in leaves)
     batches = _batch_flags(record, run)
     batch = (min(batches), max(batches)) if batches else (1, per_request)
-    for version, block_size, dtype, ssm, caching, gdn, no_hybrid in itertools.product(
+    for version, block_size, dtype, ssm, caching, backend, no_hybrid in itertools.product(
         versions,
         block_sizes,
         dtypes,
         ("auto", "float32") if states else ("auto",),
         either if states else (None,),
-        ("triton", "flashinfer")
-        if any(g.kind == "linear_attention" for g in leaves)
-        else ("triton",),
+        ("triton", "flashinfer") if gdn else ("triton",),
         either,
     ):
         options = VllmOptions(
@@ -369,7 +466,7 @@ def _readings(
             mamba_ssm_cache_dtype=ssm,
             disable_hybrid_kv_cache_manager=no_hybrid,
             enable_prefix_caching=caching,
-            gdn_prefill_backend=gdn,
+            gdn_prefill_backend=backend,
         )
         yield options, batch
 
