@@ -161,3 +161,17 @@ def test_not_checked_names_a_maximum_concurrency_no_check_reaches(tmp_path: Path
     assert "KV807 startup: max_concurrency 284.25: a model with window or state layers under" in (
         explained
     )
+
+
+def test_a_state_model_over_more_ranks_than_kv_heads_needs_its_block_size(tmp_path: Path) -> None:
+    # Qwen3-Next keeps 2 kv heads: over 4 ranks each holds one (replicated) while the Gated
+    # DeltaNet state shards four ways, so the attention block sized to the state page differs
+    # from one rank's view; without a printed block size the line is not checked, and says so.
+    root, record = _case_root(tmp_path, "KV807/pass/max-concurrency-hybrid")
+    assert "KV807" not in explain_record(root, record).split("\nNot checked")[1]
+    text = record.read_text(encoding="utf-8")
+    record.write_text(text.replace("count: 2", "count: 4"), encoding="utf-8")
+    explained = explain_record(root, record)
+    assert "KV807 startup: max_concurrency 1.66: a state model over more devices than kv" in (
+        explained
+    )

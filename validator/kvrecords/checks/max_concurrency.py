@@ -309,21 +309,24 @@ def _pool_by_release(
     fewest_heads = min(
         (g.kv_heads for g in leaves if isinstance(g, Attention) and g.kv_heads), default=None
     )
+    counted = isinstance(devices, int) and not isinstance(devices, bool) and devices > 0
+    sharded_alike = devices == 1 or (counted and fewest_heads and devices <= fewest_heads)
     if (
         any(group.kind in STATE_KINDS for group in leaves)
         and not _printed_block_size(record, run)
-        and (not isinstance(devices, int) or fewest_heads is None or devices > fewest_heads)
+        and not sharded_alike
     ):
         why = "a state model over more devices than kv heads (or an unknown count) sizes its"
         why += " attention block by rank; the run prints no kv_block_size_tokens"
         return Verdict(figure, not_checked=why)
+    stages = devices if counted else None  # pipeline stages: at most one per device
     step = written_step(figure.interval.shown)
     spans: list[tuple[str, ConcurrencySpan]] = []
     uncovered: list[str] = []
     for options, batch in _readings(record, run, engine, per_request, every_dtype=False):
         try:
             span = printed_concurrency(
-                record.model, options, per_request, tokens=tokens, blocks=blocks, batch=batch
+                record.model, options, per_request, tokens, blocks, batch, stages
             )
         except NotServed:
             continue  # vLLM itself refuses this reading

@@ -61,12 +61,17 @@ What "GPU KV cache size: N tokens" meant, by release (``RELEASES``, ``TOKEN_FIGU
 groups x smallest block size``, which for hybrid models is not what one request can hold
 (issue #40691 on 0.19.0); from 0.21.0 ``int(max_concurrency x max_model_len)``
 (``get_kv_cache_capacity``). Counts print with thousands separators throughout; from 0.28.0
-the token and concurrency figures share one line. GiB figures print ``%.2f`` up to 0.13.0 and
+the token and concurrency figures share one line. The 'Maximum concurrency' beside it is
+the token figure / max_model_len up to 0.9.0 (``_get_kv_cache_config_uniform_type``), then
+num_blocks / the blocks one request takes summed over the groups
+(``get_max_concurrency_for_kv_cache_config``; ``printed_concurrency`` reads it back from a
+printed pool). GiB figures print ``%.2f`` up to 0.13.0 and
 ``round(x, 2)`` (``format_gib``, '8.0') from 0.14.0. 0.7.x and older (V0's "# GPU blocks: N")
 are not covered.
 
 The sliding-window savings and V1 hybrid (mamba / linear attention) support date from the
-hybrid allocator (taken as 0.10.0); TurboQuant from 0.20.0 for dense models and 0.21.0 for
+hybrid allocator (taken as 0.10.0: 0.9.0 turns window layers into full ones, 0.9.2 already groups
+them, ``_get_kv_cache_config_uniform_page_size``; 0.9.1 and 0.9.2 are not covered); TurboQuant from 0.20.0 for dense models and 0.21.0 for
 hybrid ones (PR #39931), as public deployment notes state; their first releases are not
 established from the source. ``nvfp4`` is not covered (``nvfp4_kv_cache_full_dim`` not read).
 Not modelled: pipeline parallelism (max_concurrent_batches is pp_size + 1 with async
@@ -1083,6 +1088,7 @@ def printed_concurrency(
     tokens: int | None = None,
     blocks: int | None = None,
     batch: tuple[int, int] | None = None,
+    stages: int | None = 1,
 ) -> ConcurrencySpan | None:
     """The 'Maximum concurrency' a release prints beside its pool, printed as ``tokens`` ('GPU
     KV cache size') or as ``blocks`` (num_gpu_blocks): num_blocks / the blocks one request
@@ -1090,9 +1096,11 @@ def printed_concurrency(
     A token figure gives the block count back by its era's rule (TOKEN_FIGURES): exactly up to
     0.9.0, within the groups' rounding up to 0.20.x; from 0.21.0 it is the concurrency times
     max_model_len, cut to a whole token. ``batch`` is the span max_num_batched_tokens may take
-    (None: what ``options`` give); window layers keep one batch beyond their window, or two
-    with async scheduling (Release.window_in_flight). None when this layout cannot print the token
-    figure (not a multiple of its block size)."""
+    (None: what ``options`` give); window layers keep one batch beyond their window, and from
+    0.26.0 max_concurrent_batches of them (config/vllm.py: 2 with async scheduling, up to
+    pipeline stages + 1 with pipeline parallelism, at most ``stages`` of them; None: any
+    number). None when this layout cannot print the token figure (not a multiple of its block
+    size)."""
     release = release_of(parse_version(options.version))
     if tokens is not None and release.token_figure == "concurrency":
         low, high = Fraction(tokens, max_model_len), Fraction(tokens + 1, max_model_len)
@@ -1122,7 +1130,9 @@ def printed_concurrency(
     if batch is None:
         in_flight = (page_layout.in_flight, page_layout.in_flight)
     else:
-        in_flight = (batch[0], batch[1] * (2 if release.window_in_flight else 1))
+        batches = (2 if stages is None else stages + 1) if release.window_in_flight else 1
+        top = max_model_len if stages is None and release.window_in_flight else batch[1] * batches
+        in_flight = (batch[0], top)
     least, greatest = (
         request_blocks(page_layout._replace(in_flight=tokens_in_flight), max_model_len)
         for tokens_in_flight in in_flight
