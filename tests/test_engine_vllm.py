@@ -385,3 +385,18 @@ def test_rule_releases_hold_one_release_per_span_the_rules_treat_alike() -> None
     assert releases[0] == "0.34.0" and releases[-1] == "0.8.0"
     assert {"0.10.0", "0.21.0", "0.26.0", "0.15.0", "0.20.0"} <= set(releases)
     assert all(vllm.parse_version(release) for release in releases)
+
+
+def test_speculative_decoding_adds_a_state_page_per_draft_token_from_0_15() -> None:
+    # MambaSpec.max_memory_usage_bytes (0.15.0): page x (1 + num_speculative_blocks) with
+    # prefix caching off; 0.14.0: cdiv(max_model_len, mamba_block_size = max_model_len) = 1
+    # page. qwen3-next-80b-a3b (block 544, page 1,114,112 B), 32,768 tokens, 2 draft tokens:
+    # 12 x 61 attention pages + 36 x (1 + 2) state pages.
+    qwen = model("qwen3-next-80b-a3b")
+    drafting = vllm.VllmOptions(
+        version="0.15.0", enable_prefix_caching=False, num_speculative_tokens=2
+    )
+    report = vllm.report(qwen, 32768, drafting)
+    assert report.engine_kv_bytes == (12 * 61 + 36 * 3) * 1_114_112
+    earlier = vllm.report(qwen, 32768, drafting._replace(version="0.14.0"))
+    assert earlier.engine_kv_bytes == (12 * 61 + 36 * 1) * 1_114_112

@@ -19,10 +19,13 @@ each rule and the release it starts in):
 So a model whose every layer keeps full-attention or MLA KV is checked as tokens / N (or, with
 only the KV budget logged, at most every device's budget over the fewest bytes a token can
 take, / N). A window or state model under vLLM is checked through the engine model: the block
-counts the printed pool allows, over the blocks a request takes. What the run does not state
-(the release, the block size, the KV and state dtypes, max_num_batched_tokens, prefix caching,
-whether the hybrid allocator ran) is read every way it can be (the favourable reading): a figure
-that no reading gives is an error. What cannot be checked is listed by ``kvrecords explain``
+counts the printed pool allows, over the blocks a request takes (or, with only the KV budget
+logged, at most what any reading's pool of that budget gives). What the run does not state (the
+release, the block size, the KV and state dtypes, max_num_batched_tokens, prefix caching,
+whether the hybrid allocator ran, pipeline stages up to one per device) is read every way it
+can be (the favourable reading): a figure that no reading gives is an error. Speculative
+decoding adds a state page per drafted token from 0.15.0: a record that mentions none is read
+as drafting none; one that mentions it without the count leaves the low side open. What cannot be checked is listed by ``kvrecords explain``
 under "Not checked": a line without its 'for N tokens per request', a run that printed no pool,
 another engine, a reading the engine model does not cover.
 """
@@ -309,13 +312,11 @@ def _pool_by_release(
     fewest_heads = min(
         (g.kv_heads for g in leaves if isinstance(g, Attention) and g.kv_heads), default=None
     )
+    states = any(group.kind in STATE_KINDS for group in leaves)
+    drafting_unknown = states and _draft_tokens(record, run) is None
     counted = isinstance(devices, int) and not isinstance(devices, bool) and devices > 0
     sharded_alike = devices == 1 or (counted and fewest_heads and devices <= fewest_heads)
-    if (
-        any(group.kind in STATE_KINDS for group in leaves)
-        and not _printed_block_size(record, run)
-        and not sharded_alike
-    ):
+    if states and not _printed_block_size(record, run) and not sharded_alike:
         why = "a state model over more devices than kv heads (or an unknown count) sizes its"
         why += " attention block by rank; the run prints no kv_block_size_tokens"
         return Verdict(figure, not_checked=why)
@@ -337,6 +338,8 @@ def _pool_by_release(
             continue
         if span is None:
             continue  # this layout cannot print that token count
+        if drafting_unknown:  # each drafted token adds a state page: any count lowers it
+            span = span._replace(low=Fraction(0), working=f"{span.working} (fewer with drafts)")
         if _agrees(written, step, span.low, span.high):
             return Verdict(figure)
         spans.append((options.version, span))
@@ -453,6 +456,7 @@ def _readings(
     gdn = any(group.kind == "linear_attention" for group in leaves)
     batches = _batch_flags(record, run)
     batch = (min(batches), max(batches)) if batches else (1, per_request)
+    drafted = _draft_tokens(record, run) if states else 0
     for version, block_size, dtype, ssm, caching, backend, no_hybrid in itertools.product(
         versions,
         block_sizes,
@@ -470,15 +474,34 @@ def _readings(
             disable_hybrid_kv_cache_manager=no_hybrid,
             enable_prefix_caching=caching,
             gdn_prefill_backend=backend,
+            num_speculative_tokens=drafted or 0,
         )
         yield options, batch
 
 
+def _draft_tokens(record: RecordContext, run: Run) -> int | None:
+    """The tokens a run drafts per step (each adds a state page per request from 0.15.0): 0
+    where the record mentions no speculative decoding, None where it does without the count."""
+    drafting = run_setting(record, run, "speculative_decoding")
+    if isinstance(drafting, dict) and isinstance(drafting.get("draft_tokens"), int):
+        return int(drafting["draft_tokens"])
+    techniques = [*record.data.get("techniques", []), *run.stated.get("techniques", [])]
+    mentioned = drafting or "speculative_decoding" in techniques
+    return None if mentioned or any("speculative" in flag for flag in _flags(record, run)) else 0
+
+
+def _flags(record: RecordContext, run: Run) -> list[str]:
+    """The engine flags the record and the run quote."""
+    engines = (record.data["methodology"].get("engine"), run.stated.get("engine"))
+    return [
+        str(flag)
+        for engine in engines
+        if isinstance(engine, dict)
+        for flag in engine.get("flags") or []
+    ]
+
+
 def _batch_flags(record: RecordContext, run: Run) -> list[int]:
     """Every max_num_batched_tokens the run's engine flags quote."""
-    flags: list[Any] = []
-    for engine in (record.data["methodology"].get("engine"), run.stated.get("engine")):
-        if isinstance(engine, dict):
-            flags += engine.get("flags") or []
-    found = (match.group(1) for flag in flags for match in _BATCH_FLAG.finditer(str(flag)))
+    found = (match.group(1) for flag in _flags(record, run) for match in _BATCH_FLAG.finditer(flag))
     return [value for text in found if (value := int(text.replace(",", ""))) > 0]

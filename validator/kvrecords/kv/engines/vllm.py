@@ -74,8 +74,11 @@ hybrid allocator (taken as 0.10.0: 0.9.0 turns window layers into full ones, 0.9
 them, ``_get_kv_cache_config_uniform_page_size``; 0.9.1 and 0.9.2 are not covered); TurboQuant from 0.20.0 for dense models and 0.21.0 for
 hybrid ones (PR #39931), as public deployment notes state; their first releases are not
 established from the source. ``nvfp4`` is not covered (``nvfp4_kv_cache_full_dim`` not read).
-Not modelled: pipeline parallelism (max_concurrent_batches is pp_size + 1 with async
-scheduling), speculative-decoding state pages, an 'auto' cache that a checkpoint's
+Speculative decoding adds ``num_speculative_tokens`` state pages per request to each mamba
+or linear-attention layer from 0.15.0 (``MambaSpec.num_speculative_blocks``); before, a state
+layer keeps one page of ``mamba_block_size`` = max_model_len. Not modelled: the draft model's
+own cache, pipeline parallelism (max_concurrent_batches is pp_size + 1 with async
+scheduling), an 'auto' cache that a checkpoint's
 quantization_config turns into fp8 (``resolve_kv_cache_dtype_string``).
 
 ``--context`` is ``max_model_len``: the pages one request of that many tokens holds.
@@ -245,6 +248,7 @@ class VllmOptions(NamedTuple):
     performance_mode: str = "balanced"  # 'throughput' doubles the default batch (0.17.0+)
     attention_backend: str | None = None  # MLA: FLASHMLA (default), CUTLASS_MLA, ...
     gdn_prefill_backend: str = "triton"  # flashinfer on Hopper (and SM100/120 with CUDA 13)
+    num_speculative_tokens: int = 0  # --speculative-config: a state page per draft token
 
 
 def rule_releases() -> tuple[str, ...]:
@@ -361,6 +365,7 @@ class Layout(NamedTuple):
     in_flight: int  # tokens scheduled but not settled, which window layers also hold
     mamba_cache_mode: str  # "none" (1 state page a request), "align" (2, or 3 with a checkpoint)
     checkpoint_pages: tuple[int, ...]  # prefill checkpoint pages per request, of each spec
+    speculative_pages: int = 0  # MambaSpec.num_speculative_blocks (0.15.0 on)
 
 
 class _Setup(NamedTuple):
@@ -433,6 +438,7 @@ def layout(model: Model, options: VllmOptions) -> Layout:
         in_flight,
         mode,
         checkpoints,
+        options.num_speculative_tokens if version >= MAMBA_ALIGN_MODE else 0,
     )
 
 
@@ -537,6 +543,8 @@ def _checked_version(options: VllmOptions) -> tuple[int, int, int]:
     batch = options.max_num_batched_tokens
     if (batch is not None and batch < 1) or options.tensor_parallel_size < 1:
         raise EngineError("--max-num-batched-tokens and --tensor-parallel-size must be >= 1")
+    if options.num_speculative_tokens < 0:
+        raise EngineError("num_speculative_tokens must be 0 or more")
     version = parse_version(options.version)
     since = DTYPE_SINCE.get(options.kv_cache_dtype, (0, 0, 0))
     if version < since:
@@ -889,7 +897,7 @@ def _blocks(page_layout: Layout, index: int, tokens: int) -> int:
     """Pages one request of ``tokens`` tokens holds in each layer of spec ``index``."""
     spec, size = page_layout.specs[index], page_layout.block_sizes[index]
     if spec.type == "state":
-        checkpoint = page_layout.checkpoint_pages[index]
+        checkpoint = page_layout.checkpoint_pages[index] + page_layout.speculative_pages
         return (2 if page_layout.mamba_cache_mode == "align" else 1) + checkpoint
     if spec.type == "window":
         assert spec.window is not None
@@ -928,6 +936,11 @@ def report(model: Model, context_tokens: int, options: VllmOptions) -> EngineRep
             else ()
         ),
         ("mamba_cache_mode", page_layout.mamba_cache_mode),
+        *(
+            (("speculative state pages", str(page_layout.speculative_pages)),)
+            if page_layout.speculative_pages and any(s.type == "state" for s in page_layout.specs)
+            else ()
+        ),
         ("tensor_parallel_size", str(options.tensor_parallel_size)),
         ("mamba_ssm_cache_dtype", options.mamba_ssm_cache_dtype),
         ("disable_hybrid_kv_cache_manager", str(options.disable_hybrid_kv_cache_manager).lower()),
