@@ -61,25 +61,26 @@ What "GPU KV cache size: N tokens" meant, by release (``RELEASES``, ``TOKEN_FIGU
 groups x smallest block size``, which for hybrid models is not what one request can hold
 (issue #40691 on 0.19.0); from 0.21.0 ``int(max_concurrency x max_model_len)``
 (``get_kv_cache_capacity``). Counts print with thousands separators throughout; from 0.28.0
-the token and concurrency figures share one line. The 'Maximum concurrency' beside it is
-the token figure / max_model_len up to 0.9.0 (``_get_kv_cache_config_uniform_type``), then
+the token and concurrency figures share one line. The 'Maximum concurrency' beside it is the
+token figure / max_model_len up to 0.9.0 (``_get_kv_cache_config_uniform_type``), then
 num_blocks / the blocks one request takes summed over the groups
 (``get_max_concurrency_for_kv_cache_config``; ``printed_concurrency`` reads it back from a
-printed pool). GiB figures print ``%.2f`` up to 0.13.0 and
-``round(x, 2)`` (``format_gib``, '8.0') from 0.14.0. 0.7.x and older (V0's "# GPU blocks: N")
-are not covered.
+printed pool). GiB figures print ``%.2f`` up to 0.13.0 and ``round(x, 2)`` (``format_gib``,
+'8.0') from 0.14.0. 0.7.x and older (V0's "# GPU blocks: N") are not covered.
 
 The sliding-window savings and V1 hybrid (mamba / linear attention) support date from the
-hybrid allocator (taken as 0.10.0: 0.9.0 turns window layers into full ones, 0.9.2 already groups
-them, ``_get_kv_cache_config_uniform_page_size``; 0.9.1 and 0.9.2 are not covered); TurboQuant from 0.20.0 for dense models and 0.21.0 for
-hybrid ones (PR #39931), as public deployment notes state; their first releases are not
-established from the source. ``nvfp4`` is not covered (``nvfp4_kv_cache_full_dim`` not read).
-Speculative decoding adds ``num_speculative_tokens`` state pages per request to each mamba
-or linear-attention layer from 0.15.0 (``MambaSpec.num_speculative_blocks``); before, a state
-layer keeps one page of ``mamba_block_size`` = max_model_len. Not modelled: the draft model's
-own cache, pipeline parallelism (max_concurrent_batches is pp_size + 1 with async
-scheduling), an 'auto' cache that a checkpoint's
-quantization_config turns into fp8 (``resolve_kv_cache_dtype_string``).
+hybrid allocator (taken as 0.10.0: 0.9.0 turns window layers into full ones, 0.9.2 already
+groups them, ``_get_kv_cache_config_uniform_page_size``; 0.9.1 and 0.9.2 are not covered);
+TurboQuant from 0.20.0 for dense models and 0.21.0 for hybrid ones (PR #39931), as public
+deployment notes state; their first releases are not established from the source. ``nvfp4``
+is not covered (``nvfp4_kv_cache_full_dim`` not read). Speculative decoding adds
+``num_speculative_tokens`` state pages per request to each mamba or linear-attention layer from
+0.15.0 (``MambaSpec.num_speculative_blocks``); before, a state layer keeps one page of
+``mamba_block_size`` = max_model_len. Not modelled: the draft model's own cache, pipeline
+parallelism (max_concurrent_batches is pp_size + 1 with async scheduling), an 'auto' cache that
+a checkpoint's quantization_config turns into fp8 (``resolve_kv_cache_dtype_string``), the
+token figure multiplied by the context-parallel world size (decode, and from 0.12.0
+prefill, context parallelism; 0.11.0 to 0.20.x).
 
 ``--context`` is ``max_model_len``: the pages one request of that many tokens holds.
 """
