@@ -61,3 +61,24 @@ def test_the_batch_the_flags_quote_decides_the_window_blocks(tmp_path: Path) -> 
     assert _kv807(tmp_path / "a", "fail/max-concurrency-window")
     unquoted = ("      - max_num_batched_tokens=2048 (printed)\n", "")
     assert _kv807(tmp_path / "b", "fail/max-concurrency-window", unquoted) == []
+
+
+def test_whole_blocks_per_request_are_read_for_full_attention_models(tmp_path: Path) -> None:
+    # 0.10.0 to 0.20.x: 63,000 blocks of 16 tokens print 'GPU KV cache size: 1,008,000 tokens';
+    # a 1,000-token request takes cdiv(1,000, 16) = 63 blocks, so vLLM prints 63,000 / 63 =
+    # 1000.00x, not 1,008,000 / 1,000 = 1008.00x. The check allows down to 1,008,000 /
+    # 1,024 = 984.38 (N rounded up to the largest block, 256 tokens) and no lower.
+    edits = (
+        ("value: 93872", "value: 1008000"),
+        ("93,872 tokens", "1,008,000 tokens"),
+        ("value: 7.53", "value: {}"),
+        ("16,384 tokens per request: 7.53x", "1,000 tokens per request: {}x"),
+    )
+
+    def messages(figure: str, where: Path) -> list[str]:
+        filled = tuple((old, new.format(figure)) for old, new in edits)
+        return _kv807_edits(where, "fail/max-concurrency", filled)
+
+    assert messages("1000.00", tmp_path / "a") == []
+    (message,) = messages("980.00", tmp_path / "b")
+    assert "= 1,008 (down to 984.375 in whole 256-token blocks)" in message

@@ -63,8 +63,9 @@ _LINE = re.compile(r"for ([0-9][0-9,]*) tokens per request")
 _BATCH_FLAG = re.compile(
     r"(?:--max-num-batched-tokens[ =]|max_num_batched_tokens\s*[=:]\s*)([0-9][0-9,]{0,12})"
 )
-# --block-size choices (config/cache.py BlockSize); None: the release's default
-BLOCK_SIZES = (None, 1, 8, 16, 32, 64, 128)
+# --block-size choices (config/cache.py BlockSize: 256 from 0.11.1); None: the release's default
+BLOCK_SIZES = (None, 1, 8, 16, 32, 64, 128, 256)
+LARGEST_BLOCK = max(size for size in BLOCK_SIZES if size)
 STATE_KINDS = ("linear_attention", "mamba1", "mamba2")
 # a record's KV dtype as vLLM's --kv-cache-dtype
 _VLLM_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp8": "fp8"}
@@ -232,12 +233,21 @@ def _against_pool(
     tokens: Fraction,
     pool_text: str,
 ) -> Verdict:
+    """0.10.0 to 0.20.x divide the pool's blocks by whole blocks per request, cdiv(N, block
+    size): with N no multiple of the block size that is below tokens / N, at least tokens /
+    N rounded up to the largest block size (LARGEST_BLOCK)."""
     quotient = tokens / per_request
-    if _agrees(written, written_step(figure.interval.shown), quotient, quotient):
+    whole_blocks = tokens / (-(-per_request // LARGEST_BLOCK) * LARGEST_BLOCK)
+    if _agrees(written, written_step(figure.interval.shown), whole_blocks, quotient):
         return Verdict(figure)
+    rounded = ""
+    if whole_blocks != quotient:
+        rounded = (
+            f" (down to {format_exact(whole_blocks, 4)} in whole {LARGEST_BLOCK}-token blocks)"
+        )
     message = (
         f"max_concurrency is {figure.interval.shown}; {pool_text} / {per_request:,} tokens "
-        f"per request = {format_exact(quotient, 4)} in run '{run.id}'"
+        f"per request = {format_exact(quotient, 4)}{rounded} in run '{run.id}'"
     )
     return Verdict(figure, figure_problem(record, figure, message, "error"))
 
