@@ -52,8 +52,8 @@ RUN_FIGURES = Rule(
     "((output - 1) x 1000 / E2E at least), cached tokens with prompt tokens and the context, "
     "an acceptance length with 1 and draft_tokens + 1, and vLLM's maximum concurrency with "
     "its pool and the tokens per request it names: the pool's tokens / N where every layer "
-    "keeps full attention or MLA (where only the KV budget is logged, at most what the budget "
-    "can hold), and for sliding-window and hybrid (mamba, linear attention) models the rule of "
+    "keeps full attention or MLA (down to whole blocks per request; where only the KV budget "
+    "is logged, at most what the budget can hold), and for sliding-window and hybrid (mamba, linear attention) models the rule of "
     "the release that printed it, the pool's blocks over the blocks one request takes, every "
     "setting the run does not state read the way most favourable to the record.",
     "A run that states one fact twice (a rate and its TPOT) shows a copying slip that no "
