@@ -437,8 +437,8 @@ def _readings(
     per_request: int,
     every_dtype: bool,
 ) -> Iterator[tuple[VllmOptions, tuple[int, int]]]:
-    """Every vLLM setting the run allows, the likeliest first: its stated release (else one
-    of each span of releases the engine model's rules treat alike), block size, KV and state
+    """Every vLLM setting the run allows: its stated release (else one of each span of
+    releases the engine model's rules treat alike, newest first), block size, KV and state
     dtypes, prefix caching, Gated DeltaNet prefill backend, whether the hybrid allocator ran,
     and the span of max_num_batched_tokens (as its flags quote it, else 1 to N). The KV dtype
     changes block counts only through a state page, unless ``every_dtype`` (a budget's pool)."""
