@@ -3,6 +3,7 @@ the schema modeline, and an id that matches its path and no other file's."""
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -43,13 +44,21 @@ MODELINE_PREFIX = "# yaml-language-server: $schema="
 
 def modeline_problems(root: Path, document: Document, dataset_file: DatasetFile) -> list[Problem]:
     """KV102: the first line points editors at the file's schema."""
-    schema = root / SCHEMA_DIR / f"{dataset_file.kind}.schema.json"
-    expected = MODELINE_PREFIX + Path(os.path.relpath(schema, dataset_file.path.parent)).as_posix()
+    folder = os.path.dirname(dataset_file.display)
+    expected = _expected_modeline(root, dataset_file.kind, folder)
     first_line = document.text.split("\n", 1)[0].rstrip()
     if first_line == expected:
         return []
     message = f"first line must be {expected!r} so editors check the file"
     return [SCHEMA_MODELINE.problem(document.path, 1, 1, message)]
+
+
+@functools.lru_cache(maxsize=64)
+def _expected_modeline(root: Path, kind: str, folder: str) -> str:
+    """The modeline of a ``kind`` file in ``folder`` (relative to the root): worked out once a
+    folder, since every file in it has the same one."""
+    schema = root / SCHEMA_DIR / f"{kind}.schema.json"
+    return MODELINE_PREFIX + Path(os.path.relpath(schema, root / folder)).as_posix()
 
 
 def identity_problems(
