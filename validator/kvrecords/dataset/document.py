@@ -256,7 +256,7 @@ def parse_document(raw: bytes, display_path: str) -> Document | list[Problem]:
         return [_odd_break_problem(text, odd_break.start(), display_path)]
     try:
         builder = _Builder()
-        data = builder.build(_events(text))
+        data = _build(builder, text)
     except _Refused as refused:
         return [refused.rule.problem(display_path, refused.line, refused.column, refused.message)]
     return Document(
@@ -314,6 +314,21 @@ def _events(text: str) -> Iterator[Any]:
         ) from None
     except (yaml.YAMLError, ValueError) as error:
         raise _Refused(YAML_SYNTAX, None, f"YAML syntax: {error}") from None
+
+
+def _build(builder: _Builder, text: str) -> Any:
+    """``builder`` fed straight from the parser, with no generator resumed per event between
+    them; a syntax error is located by reading the text again through ``_events``, so only a
+    broken file pays for tracking the last event."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    try:
+        return builder.build(iter(loader.get_event, None))
+    except (yaml.YAMLError, ValueError):
+        for _ in _events(text):
+            pass
+        raise _Refused(YAML_SYNTAX, None, "YAML syntax: the file cannot be read") from None
 
 
 def _syntax_error(error: Any, last_event: Any) -> _Refused:
