@@ -6,9 +6,11 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 from kvrecords.dataset.document import Document
 from kvrecords.dataset.layout import SCHEMA_DIR, DatasetFile, IdClaims
+from kvrecords.dataset.schemas import schema_problems
 from kvrecords.problems import Problem, Rule
 
 SCHEMA_MODELINE = Rule(
@@ -84,3 +86,23 @@ def identity_problems(
         message = f"id {stated!r} is also claimed by {', '.join(clashes)} (ids compare case-insensitively)"
         problems.append(document.problem(DUPLICATE_ID, ("id",), message))
     return problems
+
+
+class FileProblems(NamedTuple):
+    """What a model or hardware file gets before its figures are judged."""
+
+    problems: list[Problem]  # KV102, the schema's errors, then KV201 and KV202
+    schema_holds: bool  # the data has the shape the later checks read
+    identity_holds: bool  # its id matches its path and no other file claims it
+
+
+def file_problems(
+    root: Path, document: Document, dataset_file: DatasetFile, claims: IdClaims
+) -> FileProblems:
+    """The modeline, the schema of the file's kind and, once the schema holds, the id."""
+    problems = modeline_problems(root, document, dataset_file)
+    schema_errors = schema_problems(document, dataset_file.kind, root / SCHEMA_DIR)
+    if schema_errors:
+        return FileProblems(problems + schema_errors, False, False)
+    identity = identity_problems(document, dataset_file, claims)
+    return FileProblems(problems + identity, True, not identity)
