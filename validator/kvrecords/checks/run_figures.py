@@ -44,7 +44,7 @@ from typing import Any, NamedTuple
 
 from kvrecords.checks.context import RecordContext, value_at
 from kvrecords.dataset.document import JsonPath
-from kvrecords.dataset.records import Measured, Run, runs
+from kvrecords.dataset.records import Measured, Run
 from kvrecords.kv.arithmetic import kv_report, parse_element_type
 from kvrecords.kv.geometry import Attention, MultiHeadLatent
 from kvrecords.kv.units import exact, format_exact, parse_byte_quantity
@@ -481,7 +481,7 @@ def _max_concurrency_bound(
 
 def check_run_figures(record: RecordContext) -> Iterator[Problem]:
     """KV807, for every run."""
-    for run in runs(record.data):
+    for run in record.runs:
         yield from _rate_against_tpot(record, run)
         yield from _rate_against_latency(record, run)
         yield from _cached_tokens(record, run)
