@@ -192,7 +192,7 @@ def exact(value: int | float | str) -> Fraction:
     """
     if isinstance(value, int):
         return Fraction(value)
-    return Fraction(Decimal(str(value).replace(",", "")))
+    return Fraction(*Decimal(str(value).replace(",", "")).as_integer_ratio())
 
 
 def round_up(value: Fraction) -> int:
@@ -230,14 +230,17 @@ def format_exact(value: Fraction | int, decimals: int = 4) -> str:
     trailing zeros dropped (``0.935``, ``23.1304``, ``65,536``)."""
     if isinstance(value, int):
         return f"{int(value):,}"
-    value = Fraction(value)
-    if value.denominator == 1:
-        return f"{value.numerator:,}"
-    # a value below one keeps four significant figures (8.94e-06 is 0.00000894, not 0)
-    size = abs(value)
-    while size * 10**decimals < 1000 and decimals < _MOST_DECIMALS:
+    if not isinstance(value, Fraction):  # a float read from a file: its exact value
+        value = Fraction(value)
+    numerator, denominator = value.numerator, value.denominator
+    if denominator == 1:
+        return f"{numerator:,}"
+    # a value below one keeps four significant figures (8.94e-06 is 0.00000894, not 0):
+    # |n / q| x 10^d < 1000 in integers
+    size, below = abs(numerator), 1000 * denominator
+    while size * 10**decimals < below and decimals < _MOST_DECIMALS:
         decimals += 1
-    return format_fraction(value, decimals).rstrip("0").rstrip(".")
+    return _format_ratio(numerator, denominator, decimals).rstrip("0").rstrip(".")
 
 
 def format_written(number: Written) -> str:
