@@ -122,13 +122,17 @@ def disagreement(written: Written, exact: Fraction) -> str | None:
         return None
     if not _within_half_step(digits, decimals, exact):
         return "it does not round to the figure written"
-    stated = Fraction(digits, 10**decimals)
-    if stated == 0:
+    if digits == 0:
         return "it is not zero"
     if significant_figures(written) < MIN_SIGNIFICANT_FIGURES:
         return "write it with at least two significant figures"
-    if abs(stated - exact) > abs(exact) * RELATIVE_TOLERANCE:
-        return f"it is {percent(abs(stated - exact), abs(exact))} off; a figure agrees within 1 %"
+    # |digits / 10^d - p / q| > |p / q| x tolerance, times 10^d x q
+    power, numerator = 10**decimals, exact.numerator
+    off = abs(digits * exact.denominator - numerator * power)
+    tolerance = RELATIVE_TOLERANCE
+    if off * tolerance.denominator > abs(numerator) * power * tolerance.numerator:
+        difference = abs(Fraction(digits, power) - exact)
+        return f"it is {percent(difference, abs(exact))} off; a figure agrees within 1 %"
     return None
 
 
