@@ -11,7 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from kvrecords.dataset.bench import BenchRun, known_formats, read_bench_file, stated_as
+from kvrecords.dataset.bench import (
+    BenchRun,
+    WrittenFloat,
+    WrittenInt,
+    known_formats,
+    load_json,
+    load_yaml,
+    read_bench_file,
+    stated_as,
+    written,
+)
+from kvrecords.dataset.bench.readers.summaries import other_entries
 
 BENCH = Path(__file__).parent / "fixtures" / "bench"
 VLLM = BENCH / "vllm" / "llm-d-llama-3.2-3b-l40s-results.json"
@@ -287,3 +298,26 @@ def test_vllm_per_request_lengths_give_the_length_only_when_all_agree(tmp_path: 
         "output_lens = a list of 3 values (per-request lengths, not one length for every "
         "request)" in run.not_imported
     )
+
+
+def test_numbers_keep_the_text_the_file_wrote_them_as() -> None:
+    """JSON and YAML numbers compare and compute as numbers and are shown as written."""
+    data = load_json(b'{"ttft": 140.341520, "count": 500}')
+    ttft, count = data["ttft"], data["count"]
+    assert isinstance(ttft, WrittenFloat) and isinstance(ttft, float)
+    assert isinstance(count, WrittenInt) and isinstance(count, int)
+    assert (written(ttft), written(count)) == ("140.341520", "500")
+    assert ttft == 140.34152 and count * 2 == 1000
+    yaml_data = load_yaml(b"rate: 2.50\nrequests: 64\n")
+    assert (written(yaml_data["rate"]), written(yaml_data["requests"])) == ("2.50", "64")
+    assert isinstance(yaml_data["requests"], int) and yaml_data["rate"] == 2.5
+
+
+def test_other_entries_lists_what_a_section_holds_beyond_what_is_read() -> None:
+    section = {"aggregate": {"ttft": 1}, "per_request": [1, 2], "note": "x", "rate": 2.5}
+    assert other_entries(section, "results.", ("aggregate",), "not read") == [
+        "results.per_request (not read)",  # a list: its whole subtree, no value
+        "results.note = x (not read)",
+        "results.rate = 2.5 (not read)",
+    ]
+    assert other_entries(section, "", section, "not read") == []

@@ -630,6 +630,78 @@ def test_log_reader_finds_the_figures_in_any_order() -> None:
     assert "    size: 1166.62 MiB" in text
 
 
+@pytest.mark.parametrize(
+    ("line", "source", "fields"),
+    [
+        (  # vLLM's error when the context does not fit (its two GiB figures as printed)
+            "ValueError: To serve at least one request with the models's max seq len (131072),"
+            " (16.00 GiB KV cache is needed, which is larger than the available KV cache memory"
+            " (9.53 GiB).",
+            "KV cache is needed",
+            (("kv_cache_needed", "16.00 GiB"), ("available_kv_cache_memory", "9.53 GiB")),
+        ),
+        (
+            "Based on the available memory, the estimated maximum model length is 41984.",
+            "estimated maximum model length",
+            (("estimated_max_model_len", "41984"),),
+        ),
+        (
+            "INFO [config.py:404] Setting attention block size to 1072 tokens to ensure that"
+            " attention page size is >= mamba page size.",
+            "Setting attention block size",
+            (("attention_block_size", "1072"),),
+        ),
+        (
+            "INFO [config.py:435] Padding mamba page size by 1.20% to ensure that mamba page"
+            " size and attention page size are exactly equal.",
+            "Padding mamba page size",
+            (("mamba_page_padding", "1.20%"),),
+        ),
+        (  # the count's thousands separator dropped, the concurrency with its x
+            "INFO [kv_cache_utils.py:868] Maximum concurrency for 32,768 tokens per request:"
+            " 37.68x",
+            "Maximum concurrency",
+            (("max_model_len", "32768"), ("max_concurrency", "37.68x")),
+        ),
+        (  # the optional CPU blocks left out when the line has none
+            "INFO [executor_base.py:102] # GPU blocks: 2048",
+            "# GPU blocks",
+            (("gpu_blocks", "2048"),),
+        ),
+        (  # every optional group present, in the order printed
+            "[TensorRT-LLM][INFO] Max KV cache blocks per sequence: 65 [window size=2051], tokens"
+            " per block=32, primary blocks=3006, secondary blocks=0, max sequence length=2051",
+            "Max KV cache blocks per sequence",
+            (
+                ("max_blocks_per_sequence", "65"),
+                ("window_size", "2051"),
+                ("tokens_per_block", "32"),
+                ("primary_blocks", "3006"),
+                ("secondary_blocks", "0"),
+                ("max_sequence_length", "2051"),
+            ),
+        ),
+        (
+            "llama_kv_cache_init: kv_size = 4096, offload = 1, type_k = 'f16', type_v = 'f16',"
+            " n_layer = 32, can_shift = 1, padding = 32",
+            "llama_kv_cache_init",
+            (
+                ("cells", "4096"),
+                ("type_k", "f16"),
+                ("type_v", "f16"),
+                ("layers", "32"),
+                ("padding", "32"),
+            ),
+        ),
+    ],
+)
+def test_log_reader_gives_each_line_s_fields_as_printed(
+    line: str, source: str, fields: tuple[tuple[str, str], ...]
+) -> None:
+    (figure,) = read_log(line).figures
+    assert (figure.source, figure.fields) == (source, fields)
+
+
 def test_log_reader_names_the_cache_as_engine_accounting_does() -> None:
     reading = read_log(
         "llama_kv_cache_iswa: creating non-SWA KV cache, size = 131072 cells\n"

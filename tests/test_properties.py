@@ -488,8 +488,8 @@ class _WorkCounter:
 
         class Tokens:
             @staticmethod
-            def finditer(text: str) -> Iterator[re.Match[str]]:
-                for token in token_re.finditer(text):
+            def finditer(text: str, *span: int) -> Iterator[re.Match[str]]:
+                for token in token_re.finditer(text, *span):
                     self.tokens += 1
                     yield token
 

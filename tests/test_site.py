@@ -1367,3 +1367,23 @@ def test_a_record_page_shows_the_sibling_whose_geometry_it_shares(
     assert "the same 80 layers, 8 kv heads and head_dim 128" in page
     other = (out / "records").glob("*.html")
     assert all("geometry of" not in p.read_text() for p in other if p.stem != "sibling-geometry")
+
+
+def test_a_metric_s_qualifiers_read_in_order_with_their_words() -> None:
+    from kvrecords.tools.site.runs import _qualifiers
+
+    metric = {
+        "name": "prefix_cache_hit_rate",
+        "definition": {"counted_in": "blocks", "window": "rolling"},
+        "scope": "per_sequence",
+        "benchmark": "ShareGPT",
+        "part": "decode",
+        "device": "gpu0",
+        "spread": {"value": 0.02, "of": "std"},
+    }
+    assert _qualifiers(metric) == (
+        "counts KV blocks, over a rolling window, per sequence, on ShareGPT, part: decode, "
+        "device: gpu0, \u00b1 0.02 (standard deviation)"
+    )
+    # an empty or absent qualifier adds nothing
+    assert _qualifiers({"benchmark": "", "part": None}) == ""

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import Any
 
 from kvrecords.dataset.document import Document, JsonPath
+from kvrecords.dataset.records import Run, runs
 from kvrecords.kv.geometry import Model
 from kvrecords.kv.units import Written, exact
 from kvrecords.problems import Problem, Rule
@@ -15,7 +18,8 @@ from kvrecords.problems import Problem, Rule
 ModelLookup = Callable[[str], Model | None]
 
 
-class RecordContext(NamedTuple):
+@dataclass(frozen=True)
+class RecordContext:
     """A schema-valid record and the model it links (already checked)."""
 
     document: Document
@@ -26,6 +30,11 @@ class RecordContext(NamedTuple):
     @property
     def data(self) -> dict[str, Any]:
         return self.document.data  # type: ignore[no-any-return]
+
+    @functools.cached_property
+    def runs(self) -> tuple[Run, ...]:
+        """The record's runs, in file order: read once for the checks that each go over them."""
+        return tuple(runs(self.data))
 
     def problem(self, rule: Rule, path: JsonPath, message: str) -> Problem:
         return self.document.problem(rule, path, message)

@@ -21,7 +21,7 @@ from kvrecords.checks.measurements import (
 )
 from kvrecords.checks.runs import METRIC, value_bounds
 from kvrecords.dataset.document import JsonPath, dotted
-from kvrecords.dataset.records import Run, basis_report, measured, runs
+from kvrecords.dataset.records import Run, basis_report, measured
 from kvrecords.kv.metrics import BY_NAME
 from kvrecords.kv.units import agrees, format_exact, format_number
 from kvrecords.problems import Problem, Rule
@@ -51,7 +51,7 @@ class RunDerivation(NamedTuple):
 def run_derivations(record: RecordContext) -> list[RunDerivation]:
     """Tokens and bytes not recomputed and the prefill rate of every run that has the inputs."""
     found = []
-    for run in runs(record.data):
+    for run in record.runs:
         derived = run.stated.get("derived", {})
         hit = _single(record, run, "hit_rate")
         context = _context(record, run)

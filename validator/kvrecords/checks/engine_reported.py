@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from kvrecords.checks.context import ModelLookup, RecordContext
 from kvrecords.checks.runs import Bounds, show_figure, value_bounds
 from kvrecords.dataset.document import JsonPath
-from kvrecords.dataset.records import Measured, runs
+from kvrecords.dataset.records import Measured
 from kvrecords.kv.geometry import Model
 from kvrecords.kv.units import format_in_unit, parse_byte_quantity
 from kvrecords.problems import Problem, Rule, did_you_mean
@@ -92,7 +92,7 @@ def engine_checks(record: RecordContext, models: ModelLookup | None = None) -> l
     gives the geometry of a model a run names other than the record's."""
     found = []
     methodology = record.data["methodology"]
-    for run in runs(record.data):
+    for run in record.runs:
         for index, metric in enumerate(run.stated.get("metrics", [])):
             accounting = metric.get("engine_accounting")
             if metric["name"] != "kv_bytes_reported" or accounting is None:

@@ -214,14 +214,8 @@ def _value_problems(
             f"approximation ({given} at {trace.key})",
         )
     else:
-        why = disagreement(written, exact(repr(figure.value)))
-        if why is not None:
-            yield _at(
-                document,
-                value_path,
-                f"{figure.metric} {figure.statistic} is {written.text}; {name} gives {given} "
-                f"at {trace.key}: {why}",
-            )
+        what, gives = f"{figure.metric} {figure.statistic}", f"{name} gives {given} at {trace.key}"
+        yield from _disagreeing(document, value_path, written, figure.value, what, gives)
     spread = metric.get("spread")
     if spread is None:
         return
@@ -240,14 +234,26 @@ def _value_problems(
         return
     written_spread = _written(document, spread_path)
     if written_spread is not None:
-        why = disagreement(written_spread, exact(repr(figure.spread)))
-        if why is not None:
-            yield _at(
-                document,
-                spread_path,
-                f"spread is {written_spread.text}; {name} gives a standard deviation of "
-                f"{format_number(figure.spread)} beside {trace.key}: {why}",
-            )
+        gives = f"{name} gives a standard deviation of {format_number(figure.spread)}"
+        gives += f" beside {trace.key}"
+        yield from _disagreeing(
+            document, spread_path, written_spread, figure.spread, "spread", gives
+        )
+
+
+def _disagreeing(
+    document: Document,
+    path: JsonPath,
+    written: Written,
+    number: float,
+    what: str,
+    gives: str,
+) -> Iterator[Problem]:
+    """KV901 at ``path`` when the figure written there (``what``) does not state the file's
+    ``number`` by the precision rule; ``gives`` says what the file gives and where."""
+    why = disagreement(written, exact(repr(number)))
+    if why is not None:
+        yield _at(document, path, f"{what} is {written.text}; {gives}: {why}")
 
 
 def _runs_drawn(

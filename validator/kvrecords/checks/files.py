@@ -3,11 +3,14 @@ the schema modeline, and an id that matches its path and no other file's."""
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 from kvrecords.dataset.document import Document
 from kvrecords.dataset.layout import SCHEMA_DIR, DatasetFile, IdClaims
+from kvrecords.dataset.schemas import schema_problems
 from kvrecords.problems import Problem, Rule
 
 SCHEMA_MODELINE = Rule(
@@ -43,13 +46,21 @@ MODELINE_PREFIX = "# yaml-language-server: $schema="
 
 def modeline_problems(root: Path, document: Document, dataset_file: DatasetFile) -> list[Problem]:
     """KV102: the first line points editors at the file's schema."""
-    schema = root / SCHEMA_DIR / f"{dataset_file.kind}.schema.json"
-    expected = MODELINE_PREFIX + Path(os.path.relpath(schema, dataset_file.path.parent)).as_posix()
+    folder = os.path.dirname(dataset_file.display)
+    expected = _expected_modeline(root, dataset_file.kind, folder)
     first_line = document.text.split("\n", 1)[0].rstrip()
     if first_line == expected:
         return []
     message = f"first line must be {expected!r} so editors check the file"
     return [SCHEMA_MODELINE.problem(document.path, 1, 1, message)]
+
+
+@functools.lru_cache(maxsize=64)
+def _expected_modeline(root: Path, kind: str, folder: str) -> str:
+    """The modeline of a ``kind`` file in ``folder`` (relative to the root): worked out once a
+    folder, since every file in it has the same one."""
+    schema = root / SCHEMA_DIR / f"{kind}.schema.json"
+    return MODELINE_PREFIX + Path(os.path.relpath(schema, root / folder)).as_posix()
 
 
 def identity_problems(
@@ -75,3 +86,23 @@ def identity_problems(
         message = f"id {stated!r} is also claimed by {', '.join(clashes)} (ids compare case-insensitively)"
         problems.append(document.problem(DUPLICATE_ID, ("id",), message))
     return problems
+
+
+class FileProblems(NamedTuple):
+    """What a model or hardware file gets before its figures are judged."""
+
+    problems: list[Problem]  # KV102, the schema's errors, then KV201 and KV202
+    schema_holds: bool  # the data has the shape the later checks read
+    identity_holds: bool  # its id matches its path and no other file claims it
+
+
+def file_problems(
+    root: Path, document: Document, dataset_file: DatasetFile, claims: IdClaims
+) -> FileProblems:
+    """The modeline, the schema of the file's kind and, once the schema holds, the id."""
+    problems = modeline_problems(root, document, dataset_file)
+    schema_errors = schema_problems(document, dataset_file.kind, root / SCHEMA_DIR)
+    if schema_errors:
+        return FileProblems(problems + schema_errors, False, False)
+    identity = identity_problems(document, dataset_file, claims)
+    return FileProblems(problems + identity, True, not identity)

@@ -8,11 +8,10 @@ from collections.abc import Iterator
 from fractions import Fraction
 from pathlib import Path
 
-from kvrecords.checks.files import identity_problems, modeline_problems
+from kvrecords.checks.files import file_problems
 from kvrecords.dataset.document import Document
 from kvrecords.dataset.hardware import HardwareCatalog, HardwareState
-from kvrecords.dataset.layout import SCHEMA_DIR, DatasetFile, IdClaims
-from kvrecords.dataset.schemas import schema_problems
+from kvrecords.dataset.layout import DatasetFile, IdClaims
 from kvrecords.kv.hardware import GIB, hardware_from_data
 from kvrecords.kv.units import BYTE_UNITS, Written, agrees, exact, format_exact
 from kvrecords.problems import Problem, Rule
@@ -45,14 +44,11 @@ def judge_hardware_file(
     root: Path, claims: IdClaims, document: Document, hardware_file: DatasetFile
 ) -> HardwareState:
     """A hardware file that was read: its modeline, schema and id, then its figures."""
-    problems = modeline_problems(root, document, hardware_file)
-    schema_errors = schema_problems(document, "hardware", root / SCHEMA_DIR)
-    if schema_errors:
-        return HardwareState(hardware_file.display, None, problems + schema_errors)
-    identity = identity_problems(document, hardware_file, claims)
-    if identity:  # a file that claims another id must not stand in for this one
-        return HardwareState(hardware_file.display, None, problems + identity)
-    problems += consistency_problems(document)
+    own = file_problems(root, document, hardware_file, claims)
+    # a file that claims another id must not stand in for this one
+    if not own.identity_holds:
+        return HardwareState(hardware_file.display, None, own.problems)
+    problems = own.problems + consistency_problems(document)
     return HardwareState(hardware_file.display, hardware_from_data(document.data), problems)
 
 

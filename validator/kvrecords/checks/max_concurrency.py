@@ -47,7 +47,7 @@ from kvrecords.checks.run_figures import (
     run_setting,
     written_step,
 )
-from kvrecords.dataset.records import Run, runs
+from kvrecords.dataset.records import Run
 from kvrecords.kv.arithmetic import kv_report, parse_element_type
 from kvrecords.kv.geometry import Attention, MultiHeadLatent
 from kvrecords.kv.units import exact, format_exact, parse_byte_quantity
@@ -81,7 +81,7 @@ class Verdict(NamedTuple):
 
 def check_max_concurrency(record: RecordContext) -> Iterator[Problem]:
     """KV807 for every max_concurrency figure."""
-    for run in runs(record.data):
+    for run in record.runs:
         for verdict in verdicts(record, run):
             if verdict.problem is not None:
                 yield verdict.problem
@@ -92,7 +92,7 @@ def unchecked_concurrency(record: RecordContext) -> list[str]:
     return [
         f"{RUN_FIGURES.code} {run.id}: max_concurrency {verdict.figure.interval.shown}:"
         f" {verdict.not_checked}"
-        for run in runs(record.data)
+        for run in record.runs
         for verdict in verdicts(record, run)
         if verdict.not_checked
     ]

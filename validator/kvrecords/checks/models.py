@@ -9,12 +9,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from kvrecords.checks.files import identity_problems, modeline_problems
+from kvrecords.checks.files import file_problems
 from kvrecords.checks.references import null_reason_problems
 from kvrecords.dataset.document import Document, JsonPath
-from kvrecords.dataset.layout import SCHEMA_DIR, DatasetFile, IdClaims
+from kvrecords.dataset.layout import DatasetFile, IdClaims
 from kvrecords.dataset.models import model_from_data
-from kvrecords.dataset.schemas import schema_problems
 from kvrecords.kv.geometry import Model
 from kvrecords.kv.units import exact, format_exact
 from kvrecords.kv.weights import weight_format
@@ -73,12 +72,10 @@ def judge_model_file(
     root: Path, claims: IdClaims, document: Document, dataset_file: DatasetFile
 ) -> ModelState:
     """A model file that was read: its modeline, schema and id, then its geometry."""
-    problems = modeline_problems(root, document, dataset_file)
-    schema_errors = schema_problems(document, "model", root / SCHEMA_DIR)
-    if schema_errors:
-        return ModelState(dataset_file, None, problems + schema_errors)
-    problems += identity_problems(document, dataset_file, claims)
-    problems += null_reason_problems(document, "unknown")
+    own = file_problems(root, document, dataset_file, claims)
+    if not own.schema_holds:
+        return ModelState(dataset_file, None, own.problems)
+    problems = own.problems + null_reason_problems(document, "unknown")
     problems += layer_count_problems(document)
     problems += list(geometry_problems(document))
     problems += list(parameter_problems(document))

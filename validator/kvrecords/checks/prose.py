@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from kvrecords.checks.context import RecordContext
 from kvrecords.dataset.document import Document, JsonPath
-from kvrecords.dataset.records import bases, basis_report, runs
+from kvrecords.dataset.records import bases, basis_report
 from kvrecords.kv.arithmetic import mla_fp8_bytes
 from kvrecords.kv.geometry import LeafGroup, MultiHeadLatent
 from kvrecords.kv.lookalikes import LookAlike, look_alikes
@@ -136,7 +136,7 @@ def _bases(record: RecordContext) -> _Bases:
     named: dict[Fraction, tuple[str, str]] = {}
     data = record.data
     devices = {data["methodology"]["hardware"].get("count")}
-    devices |= {run.stated.get("hardware", {}).get("count") for run in runs(data)}
+    devices |= {run.stated.get("hardware", {}).get("count") for run in record.runs}
     counts = [count for count in devices if isinstance(count, int) and count > 1]
     for basis in bases(data):
         per_token = basis.stated.get("bytes_per_token")

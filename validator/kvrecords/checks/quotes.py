@@ -20,7 +20,6 @@ from typing import Any, NamedTuple
 
 from kvrecords.checks.context import RecordContext
 from kvrecords.dataset.document import JsonPath
-from kvrecords.dataset.records import runs
 from kvrecords.kv.metrics import BY_NAME, Metric
 from kvrecords.kv.units import BYTE_UNITS, exact, parse_byte_quantity
 from kvrecords.problems import Problem, Rule
@@ -197,7 +196,7 @@ def quoted_numbers(quote: str) -> list[QuotedNumber]:
 
 def check_quotes(record: RecordContext) -> Iterator[Problem]:
     """KV805, for every metric of every run."""
-    for run in runs(record.data):
+    for run in record.runs:
         for index, metric in enumerate(run.stated.get("metrics", [])):
             quote = metric.get("stated_as")
             definition = BY_NAME.get(metric["name"])

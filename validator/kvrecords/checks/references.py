@@ -8,7 +8,7 @@ from pathlib import Path
 from kvrecords.checks.context import ModelLookup, RecordContext, value_at
 from kvrecords.dataset.document import Document, JsonPath, dotted, value_or_none
 from kvrecords.dataset.layout import ID_PATTERN, model_file
-from kvrecords.dataset.schemas import is_placeholder
+from kvrecords.dataset.schemas import is_placeholder, may_hold_placeholder
 from kvrecords.problems import Problem, Rule, closest
 
 MODEL_LINK = Rule(
@@ -143,6 +143,8 @@ def broken_model_problem(document: Document, model_display: str) -> Problem:
 
 def placeholder_problems(document: Document) -> list[Problem]:
     """KV206: no TODO placeholder from a scaffold is left in the record."""
+    if not may_hold_placeholder(document.text):
+        return []
     return [
         document.problem(
             PLACEHOLDER, path, f"{dotted(path)} is still a placeholder: {_opening(value)!r}"

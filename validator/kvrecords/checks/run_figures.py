@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 
 from kvrecords.checks.context import RecordContext, value_at
 from kvrecords.dataset.document import JsonPath
-from kvrecords.dataset.records import Measured, Run, runs
+from kvrecords.dataset.records import Measured, Run
 from kvrecords.kv.units import exact, format_exact
 from kvrecords.problems import Problem, Rule, Severity
 
@@ -361,7 +361,7 @@ def _acceptance_length(record: RecordContext, run: Run) -> Iterator[Problem]:
 
 def check_run_figures(record: RecordContext) -> Iterator[Problem]:
     """KV807, for every run."""
-    for run in runs(record.data):
+    for run in record.runs:
         yield from _rate_against_tpot(record, run)
         yield from _rate_against_latency(record, run)
         yield from _cached_tokens(record, run)

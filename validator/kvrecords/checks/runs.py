@@ -18,7 +18,7 @@ from kvrecords.checks.measurements import (
     source_slip,
 )
 from kvrecords.dataset.document import JsonPath, dotted
-from kvrecords.dataset.records import Measured, Run, measured, run_by_id, runs
+from kvrecords.dataset.records import Measured, Run, measured, run_by_id
 from kvrecords.kv.metrics import BY_NAME, nearest_metric
 from kvrecords.kv.units import (
     Written,
@@ -118,7 +118,7 @@ def value_bounds(record: RecordContext, path: JsonPath) -> Bounds | str:
 def check_references(record: RecordContext) -> Iterator[Problem]:
     """KV801: unique run ids; headline_run, from and to name runs; from differs from to."""
     seen: set[str] = set()
-    for run in runs(record.data):
+    for run in record.runs:
         if run.id in seen:
             message = f"run id '{run.id}' is used twice; each run needs its own id"
             yield record.problem(RUN_REFERENCES, (*run.path, "id"), message)
@@ -192,7 +192,7 @@ def _compared_figures(
 
 def check_metrics(record: RecordContext) -> Iterator[Problem]:
     """KV802: each metric from the vocabulary, once per statistic, with what it needs."""
-    for run in runs(record.data):
+    for run in record.runs:
         given: set[tuple[str, str, tuple[str, ...]]] = set()
         for index, metric in enumerate(run.stated.get("metrics", [])):
             item = Measured(run, index, metric)

@@ -16,7 +16,6 @@ from typing import Any
 
 from kvrecords.checks.context import RecordContext
 from kvrecords.dataset.document import JsonPath
-from kvrecords.dataset.records import runs
 from kvrecords.problems import Problem, Rule
 
 STATISTIC_ORDER = Rule(
@@ -42,7 +41,7 @@ _NOT_QUALIFIERS = ("value", "statistic", "stated_as", "note", "spread", "engine_
 
 def check_statistic_order(record: RecordContext) -> Iterator[Problem]:
     """KV806, for every run."""
-    for run in runs(record.data):
+    for run in record.runs:
         groups: dict[str, list[tuple[str, int, Any]]] = {}
         for index, metric in enumerate(run.stated.get("metrics", [])):
             qualifiers = {k: v for k, v in metric.items() if k not in _NOT_QUALIFIERS}

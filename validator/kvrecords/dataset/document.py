@@ -463,32 +463,35 @@ class _Builder:
 
     def _mapping(self, events: Iterator[Any], path: JsonPath, depth: int) -> dict[str, Any]:
         mapping: dict[str, Any] = {}
+        scalar, mapping_end, key_positions = self.scalar, self.mapping_end, self.key_positions
         for key_event in events:
             kind = type(key_event)
-            if kind is self.mapping_end:
+            if kind is mapping_end:
                 return mapping
-            if kind is not self.scalar or key_event.anchor or key_event.tag:
+            if kind is not scalar or key_event.anchor or key_event.tag:
                 self._node(key_event, events, path, depth + 1)  # raises for anchors and tags
                 raise _Refused(DOCUMENT_SHAPE, key_event.start_mark, "keys must be plain strings")
             key = key_event.value
+            child = (*path, key)
             if key in mapping:
-                first = self.key_positions[(*path, key)]
+                first = key_positions[child]
                 raise _Refused(
                     DUPLICATE_KEY,
                     key_event.start_mark,
                     f"duplicate key {key!r} (first at line {first[0]}, column {first[1]})",
                 )
             mark = key_event.start_mark
-            self.key_positions[(*path, key)] = (mark.line + 1, mark.column + 1)
-            mapping[key] = self._node(next(events), events, (*path, key), depth + 1)
+            key_positions[child] = (mark.line + 1, mark.column + 1)
+            mapping[key] = self._node(next(events), events, child, depth + 1)
         return mapping
 
 
 def _resolve_plain(text: str, mark: Any, path: JsonPath = ()) -> Any:
     """A plain scalar under the YAML 1.2 core schema."""
-    first = text[:1]
-    if first.isalpha() and first not in "nNtTfF":  # no null, boolean or number starts so
-        return text
+    if text[:1].isalpha():  # no number starts with a letter: null, a boolean or text
+        if text in _NULL:
+            return None
+        return True if text in _TRUE else False if text in _FALSE else text
     if len(text) > 64 and (_INT.match(text) or _FLOAT.match(text)):
         raise _Refused(
             NON_FINITE_NUMBER, mark, f"a number of {len(text)} digits is not a plausible value"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -103,25 +104,24 @@ class IdClaims:
         self.root = root
         self._listings: dict[Path, dict[str, list[str]]] = {}
         self._model_ids: frozenset[str] | None = None
-        self._folders: dict[tuple[str, ...], list[Path]] = {}  # a record id's folders, resolved
+        self._folders: dict[tuple[str, ...], list[tuple[Path, str]]] = {}  # an id's folders
 
     def claimants(self, kind: str, dataset_id: str) -> list[str]:
         """Display paths of the files of ``kind`` whose path gives ``dataset_id``, in any case."""
         *folder_names, name = dataset_id.casefold().split("/")
         if folder_names and kind != "record":
             return []  # models and hardware are flat
-        folders = self._id_folders(kind, tuple(folder_names))
         return sorted(
-            (folder / entry).relative_to(self.root).as_posix()
-            for folder in folders
+            f"{shown}/{entry}"
+            for folder, shown in self._id_folders(kind, tuple(folder_names))
             for suffix in YAML_SUFFIXES
             for entry in self._entries(folder).get(name + suffix, [])
-            if entry.endswith(YAML_SUFFIXES) and not (folder / entry).is_dir()
+            if entry.endswith(YAML_SUFFIXES) and not os.path.isdir(os.path.join(folder, entry))
         )
 
-    def _id_folders(self, kind: str, folder_names: tuple[str, ...]) -> list[Path]:
-        """The folders an id's folder names lead to, in any case, resolved once for all the ids
-        that share them (every record of a folder)."""
+    def _id_folders(self, kind: str, folder_names: tuple[str, ...]) -> list[tuple[Path, str]]:
+        """The folders an id's folder names lead to, in any case, each with its path as messages
+        show it; found once for all the ids that share them (every record of a folder)."""
         key = (_FOLDERS[kind], *folder_names)
         if key not in self._folders:
             folders = [self.root / _FOLDERS[kind]]
@@ -132,7 +132,9 @@ class IdClaims:
                     for entry in self._entries(folder).get(folder_name, [])
                     if (folder / entry).is_dir() and not (folder / entry).is_symlink()
                 ]
-            self._folders[key] = folders
+            self._folders[key] = [
+                (folder, folder.relative_to(self.root).as_posix()) for folder in folders
+            ]
         return self._folders[key]
 
     def model_ids(self) -> frozenset[str]:
@@ -172,8 +174,33 @@ def model_file(root: Path, model_id: str) -> Path:
 
 def escapes_root(root: Path, path: Path) -> bool:
     """True when ``path`` is a symlink (at any depth below the root) resolving outside it."""
+    if _plainly_inside(root, path):
+        return False
     try:
         path.resolve().relative_to(root)
     except (ValueError, OSError, RuntimeError):
         return True
     return False
+
+
+def _plainly_inside(root: Path, path: Path) -> bool:
+    """Whether ``path`` is written below a resolved ``root`` and no step below the root is a
+    symlink: then it resolves where it is written. One ``lstat`` a step, where resolving costs
+    one a step from ``/`` and a path object each; this runs for every file of a validation."""
+    base, text = str(root), str(path)
+    if not text.startswith(base + os.sep) or not _is_resolved(root):
+        return False
+    steps = text[len(base) + 1 :].split(os.sep)
+    if any(step in ("", ".", "..") for step in steps):
+        return False
+    at = base
+    for step in steps:
+        at = f"{at}{os.sep}{step}"
+        if os.path.islink(at):
+            return False
+    return True
+
+
+@functools.cache
+def _is_resolved(root: Path) -> bool:
+    return root.is_absolute() and root.resolve() == root

@@ -40,6 +40,15 @@ def is_placeholder(value: object) -> bool:
     return isinstance(value, str) and _PLACEHOLDER_RE.match(value) is not None
 
 
+_PLACEHOLDER_WORD_RE = re.compile(r"todo|tbd|fixme", re.IGNORECASE)
+
+
+def may_hold_placeholder(file_text: str) -> bool:
+    """Whether any value of a file with this text may be a placeholder: one that never writes
+    the words (nor a backslash, which could spell them in an escape) holds none."""
+    return "\\" in file_text or _PLACEHOLDER_WORD_RE.search(file_text) is not None
+
+
 @functools.cache
 def _schema(schema_dir: Path, name: str) -> dict[str, Any]:
     """One schema of a dataset, read once per process.

@@ -42,7 +42,7 @@ are exact fractions; no text is evaluated as code.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -438,11 +438,13 @@ class _Scan:
         self.add(item, offset)
         self.expecting, self.depth = ("factor", 1) if item == "(" else ("operator", 0)
 
-    def run(self) -> bool:
-        """Read every token; False when the limit stopped the reading early."""
+    def run(self, start: int, stop: int) -> bool:
+        """Read every token of ``text[start:stop]``; False when the limit stopped the reading
+        early."""
         text = self.text
-        tokens = self.tokens = list(_TOKEN_RE.finditer(text))
-        index, end, count = 0, 0, len(tokens)
+        self.reset()
+        tokens = self.tokens = list(_TOKEN_RE.finditer(text, start, stop))
+        index, end, count = 0, start, len(tokens)
         while index < count:
             if self.stopped:
                 return False
@@ -907,12 +909,37 @@ def scan(prose: str, limit: int | None = None) -> Scanned:
     if not _may_hold_arithmetic(prose):  # most text holds no claim; skip the scan
         return Scanned([], [], True, _per_token(prose, None) if "tok" in prose else [])
     state = _Scan(prose, limit)
-    complete = state.run()
-    per_token = _per_token(prose, state.tokens) if "tok" in prose else []
+    complete = True
+    per_token: list[Figure] = []
+    for start, stop in _sentences(prose):
+        sentence = prose[start:stop]
+        if complete and _may_hold_arithmetic(sentence):
+            complete = state.run(start, stop)
+            per_token += _per_token(sentence, state.tokens) if "tok" in sentence else []
+        elif "tok" in sentence and _PER_TOKEN_UNIT_RE.search(sentence) is not None:
+            per_token += _per_token(prose, list(_TOKEN_RE.finditer(prose, start, stop)))
     return Scanned(state.claims, state.unreadable, complete, per_token)
 
 
-_PER_TOKEN_UNIT_RE = re.compile(r"(?:B|bytes|iB|KB|kB|MB|GB|TB)(?:/|[ \u00a0]per[ \u00a0])tok")
+# A full stop before white space ends a sentence. No token holds one, and a gap that holds one
+# ends any expression (it is no label word, joiner or operator), so no claim spans sentences
+# and each sentence is scanned on its own: only those that may hold arithmetic are read.
+_SENTENCE_END_RE = re.compile(r"\.\s")
+
+
+def _sentences(prose: str) -> Iterator[tuple[int, int]]:
+    """Where each sentence of ``prose`` starts and stops, the full stop and space with it."""
+    start = 0
+    for end in _SENTENCE_END_RE.finditer(prose):
+        yield start, end.end()
+        start = end.end()
+    if start < len(prose):
+        yield start, len(prose)
+
+
+# Every byte unit the grammar reads ends in B, byte or bytes: where none stands before "/tok"
+# or "per tok", no number of the text is a bytes-per-token figure
+_PER_TOKEN_UNIT_RE = re.compile(rf"(?:B|bytes?)(?:/|{_SPACE}per{_SPACE})tok")
 
 
 def _per_token(text: str, tokens: list[re.Match[str]] | None) -> list[Figure]:

@@ -122,13 +122,17 @@ def disagreement(written: Written, exact: Fraction) -> str | None:
         return None
     if not _within_half_step(digits, decimals, exact):
         return "it does not round to the figure written"
-    stated = Fraction(digits, 10**decimals)
-    if stated == 0:
+    if digits == 0:
         return "it is not zero"
     if significant_figures(written) < MIN_SIGNIFICANT_FIGURES:
         return "write it with at least two significant figures"
-    if abs(stated - exact) > abs(exact) * RELATIVE_TOLERANCE:
-        return f"it is {percent(abs(stated - exact), abs(exact))} off; a figure agrees within 1 %"
+    # |digits / 10^d - p / q| > |p / q| x tolerance, times 10^d x q
+    power, numerator = 10**decimals, exact.numerator
+    off = abs(digits * exact.denominator - numerator * power)
+    tolerance = RELATIVE_TOLERANCE
+    if off * tolerance.denominator > abs(numerator) * power * tolerance.numerator:
+        difference = abs(Fraction(digits, power) - exact)
+        return f"it is {percent(difference, abs(exact))} off; a figure agrees within 1 %"
     return None
 
 
@@ -192,7 +196,7 @@ def exact(value: int | float | str) -> Fraction:
     """
     if isinstance(value, int):
         return Fraction(value)
-    return Fraction(Decimal(str(value).replace(",", "")))
+    return Fraction(*Decimal(str(value).replace(",", "")).as_integer_ratio())
 
 
 def round_up(value: Fraction) -> int:
@@ -230,14 +234,17 @@ def format_exact(value: Fraction | int, decimals: int = 4) -> str:
     trailing zeros dropped (``0.935``, ``23.1304``, ``65,536``)."""
     if isinstance(value, int):
         return f"{int(value):,}"
-    value = Fraction(value)
-    if value.denominator == 1:
-        return f"{value.numerator:,}"
-    # a value below one keeps four significant figures (8.94e-06 is 0.00000894, not 0)
-    size = abs(value)
-    while size * 10**decimals < 1000 and decimals < _MOST_DECIMALS:
+    if not isinstance(value, Fraction):  # a float read from a file: its exact value
+        value = Fraction(value)
+    numerator, denominator = value.numerator, value.denominator
+    if denominator == 1:
+        return f"{numerator:,}"
+    # a value below one keeps four significant figures (8.94e-06 is 0.00000894, not 0):
+    # |n / q| x 10^d < 1000 in integers
+    size, below = abs(numerator), 1000 * denominator
+    while size * 10**decimals < below and decimals < _MOST_DECIMALS:
         decimals += 1
-    return format_fraction(value, decimals).rstrip("0").rstrip(".")
+    return _format_ratio(numerator, denominator, decimals).rstrip("0").rstrip(".")
 
 
 def format_written(number: Written) -> str:

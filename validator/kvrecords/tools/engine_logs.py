@@ -81,6 +81,31 @@ def _tokens(value: str) -> str:
 _Builder = Callable[[re.Match[str]], tuple[str, tuple[tuple[str, str], ...]]]
 
 
+class _Field(NamedTuple):
+    """A field of a figure line: its name, the pattern's group that holds it, and the unit
+    written after the value."""
+
+    name: str
+    group: str
+    unit: str = ""
+
+
+def _fields(source: str | None, *fields: _Field) -> _Builder:
+    """The builder of a line whose fields are its groups as printed, thousands separators
+    dropped (vLLM's counts), each with its unit; a field whose optional group did not match is
+    left out. The source is the function that printed the line (group ``fn``) when None."""
+
+    def build(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
+        values = tuple(
+            (field.name, _tokens(m[field.group]) + field.unit)
+            for field in fields
+            if m[field.group] is not None
+        )
+        return m["fn"] if source is None else source, values
+
+    return build
+
+
 def _llama_size(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
     recurrent = m["a"] == "R"
     fields: list[tuple[str, str]] = [
@@ -110,26 +135,22 @@ def _llama_size(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
     return m["fn"], tuple(fields)
 
 
-def _llama_self(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    return m["fn"], (
-        ("size", _mib(m["size"])),
-        ("type_k", m["tk"]),
-        ("k", _mib(m["mk"])),
-        ("type_v", m["tv"]),
-        ("v", _mib(m["mv"])),
-    )
-
-
-def _llama_init(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    fields = [
-        ("cells", m["cells"]),
-        ("type_k", m["tk"]),
-        ("type_v", m["tv"]),
-        ("layers", m["layers"]),
-    ]
-    if m["pad"]:
-        fields.append(("padding", m["pad"]))
-    return m["fn"], tuple(fields)
+_llama_self = _fields(
+    None,
+    _Field("size", "size", " MiB"),
+    _Field("type_k", "tk"),
+    _Field("k", "mk", " MiB"),
+    _Field("type_v", "tv"),
+    _Field("v", "mv", " MiB"),
+)
+_llama_init = _fields(
+    None,
+    _Field("cells", "cells"),
+    _Field("type_k", "tk"),
+    _Field("type_v", "tv"),
+    _Field("layers", "layers"),
+    _Field("padding", "pad"),
+)
 
 
 def _llama_iswa(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
@@ -144,54 +165,28 @@ def _llama_buffer(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
     return m["fn"], fields
 
 
-def _vllm_tokens(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    return "GPU KV cache size", (("gpu_kv_cache_tokens", _tokens(m["tokens"])),)
-
-
-def _vllm_concurrency(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    return "Maximum concurrency", (
-        ("max_model_len", _tokens(m["len"])),
-        ("max_concurrency", f"{m['x']}x"),
-    )
-
-
-def _vllm_capacity(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    return "GPU KV cache size, Maximum concurrency", (
-        ("gpu_kv_cache_tokens", _tokens(m["tokens"])),
-        ("max_model_len", _tokens(m["len"])),
-        ("max_concurrency", f"{m['x']}x"),
-    )
-
-
-def _vllm_blocks(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    fields = [("gpu_blocks", m["gpu"])]
-    if m["cpu"]:
-        fields.append(("cpu_blocks", m["cpu"]))
-    return "# GPU blocks", tuple(fields)
-
-
-def _vllm_available(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    return "Available KV cache memory", (("available_kv_cache_memory", f"{m['gib']} GiB"),)
-
-
-def _vllm_needed(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    fields = [
-        ("kv_cache_needed", f"{m['need']} GiB"),
-        ("available_kv_cache_memory", f"{m['avail']} GiB"),
-    ]
-    return "KV cache is needed", tuple(fields)
-
-
-def _vllm_estimate(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    return "estimated maximum model length", (("estimated_max_model_len", m["len"]),)
-
-
-def _vllm_block_size(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    return "Setting attention block size", (("attention_block_size", m["size"]),)
-
-
-def _vllm_mamba_pad(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    return "Padding mamba page size", (("mamba_page_padding", f"{m['pct']}%"),)
+_vllm_tokens = _fields("GPU KV cache size", _Field("gpu_kv_cache_tokens", "tokens"))
+_vllm_concurrency = _fields(
+    "Maximum concurrency", _Field("max_model_len", "len"), _Field("max_concurrency", "x", "x")
+)
+_vllm_capacity = _fields(
+    "GPU KV cache size, Maximum concurrency",
+    _Field("gpu_kv_cache_tokens", "tokens"),
+    _Field("max_model_len", "len"),
+    _Field("max_concurrency", "x", "x"),
+)
+_vllm_blocks = _fields("# GPU blocks", _Field("gpu_blocks", "gpu"), _Field("cpu_blocks", "cpu"))
+_vllm_available = _fields(
+    "Available KV cache memory", _Field("available_kv_cache_memory", "gib", " GiB")
+)
+_vllm_needed = _fields(
+    "KV cache is needed",
+    _Field("kv_cache_needed", "need", " GiB"),
+    _Field("available_kv_cache_memory", "avail", " GiB"),
+)
+_vllm_estimate = _fields("estimated maximum model length", _Field("estimated_max_model_len", "len"))
+_vllm_block_size = _fields("Setting attention block size", _Field("attention_block_size", "size"))
+_vllm_mamba_pad = _fields("Padding mamba page size", _Field("mamba_page_padding", "pct", "%"))
 
 
 # SGLang's SWAKVPool labels: the pool each line sizes, as engine_accounting.cache names it
@@ -212,34 +207,23 @@ def _sglang_kv(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
     return "KV Cache is allocated", tuple(fields)
 
 
-def _trtllm_pool(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    fields = (("kv_pool_size", f"{m['gib']} GiB"), ("pool_tokens", m["tokens"]))
-    return "Allocated ... for max tokens in paged KV cache", fields
-
-
-def _trtllm_block(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    return "Number of tokens per block", (("tokens_per_block", m["n"]),)
-
-
-def _trtllm_blocks(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    return "Number of blocks in KV cache primary pool", (("primary_blocks", m["n"]),)
-
-
-def _trtllm_pages(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    return "Max KV cache pages per sequence", (("max_pages_per_sequence", m["n"]),)
-
-
-def _trtllm_window(m: re.Match[str]) -> tuple[str, tuple[tuple[str, str], ...]]:
-    fields = [
-        ("max_blocks_per_sequence", m["n"]),
-        ("window_size", m["window"]),
-        ("tokens_per_block", m["tpb"]),
-        ("primary_blocks", m["primary"]),
-        ("secondary_blocks", m["secondary"]),
-    ]
-    if m["seq"]:
-        fields.append(("max_sequence_length", m["seq"]))
-    return "Max KV cache blocks per sequence", tuple(fields)
+_trtllm_pool = _fields(
+    "Allocated ... for max tokens in paged KV cache",
+    _Field("kv_pool_size", "gib", " GiB"),
+    _Field("pool_tokens", "tokens"),
+)
+_trtllm_block = _fields("Number of tokens per block", _Field("tokens_per_block", "n"))
+_trtllm_blocks = _fields("Number of blocks in KV cache primary pool", _Field("primary_blocks", "n"))
+_trtllm_pages = _fields("Max KV cache pages per sequence", _Field("max_pages_per_sequence", "n"))
+_trtllm_window = _fields(
+    "Max KV cache blocks per sequence",
+    _Field("max_blocks_per_sequence", "n"),
+    _Field("window_size", "window"),
+    _Field("tokens_per_block", "tpb"),
+    _Field("primary_blocks", "primary"),
+    _Field("secondary_blocks", "secondary"),
+    _Field("max_sequence_length", "seq"),
+)
 
 
 # Each line the reader knows: the engine, the pattern (compiled once below) and what it gives.

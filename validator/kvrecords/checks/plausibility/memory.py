@@ -21,7 +21,6 @@ from kvrecords.checks.plausibility.setup import (
 )
 from kvrecords.checks.runs import Bounds, value_bounds
 from kvrecords.dataset.document import JsonPath
-from kvrecords.dataset.records import runs
 from kvrecords.kv.units import gib
 from kvrecords.problems import Rule
 
@@ -59,7 +58,7 @@ _ON_DEVICE = (
 def evaluate_memory_figures(record: RecordContext, setups: list[RunSetup]) -> list[Evaluation]:
     """Each memory figure of each run against its devices."""
     found = []
-    for setup, run in zip(setups, runs(record.data), strict=True):
+    for setup, run in zip(setups, record.runs, strict=True):
         for index, metric in enumerate(run.stated.get("metrics", [])):
             if metric["name"] not in _ON_DEVICE:
                 continue

@@ -19,7 +19,7 @@ from kvrecords.checks.context import ModelLookup, RecordContext
 from kvrecords.checks.plausibility.links import SETTINGS
 from kvrecords.dataset.document import JsonPath
 from kvrecords.dataset.hardware import HardwareIndex
-from kvrecords.dataset.records import Run, runs
+from kvrecords.dataset.records import Run
 from kvrecords.kv.arithmetic import element_bits, sequence_cache
 from kvrecords.kv.geometry import Model
 from kvrecords.kv.hardware import Hardware, family_reading
@@ -368,7 +368,7 @@ def _reuse(techniques: tuple[str, ...], metrics: list[dict[str, Any]]) -> tuple[
 
 def run_setups(record: RecordContext, inputs: Inputs) -> list[RunSetup]:
     """Each run's setup."""
-    return [_run_setup(record, inputs, run) for run in runs(record.data)]
+    return [_run_setup(record, inputs, run) for run in record.runs]
 
 
 def _setup(

@@ -20,7 +20,7 @@ import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 MAX_BENCH_BYTES = 16 * 1024 * 1024  # the largest result file read; a 100 MB file is refused unread
 MAX_JSON_DEPTH = 64  # result files nest a few levels; deeper is hostile
@@ -236,26 +236,27 @@ def _collection_paused() -> Iterator[None]:
             gc.enable()
 
 
-class WrittenFloat(float):
-    """A float that keeps the text the file wrote it as (``140.341520``, not ``140.34152``)."""
+_Number = TypeVar("_Number", bound="_KeepsText")
+
+
+class _KeepsText:
+    """A number that keeps the text the file wrote it as (``140.341520``, not ``140.34152``)."""
 
     written: str
 
-    def __new__(cls, text: str) -> WrittenFloat:
-        number = super().__new__(cls, text)
+    def __new__(cls: type[_Number], text: str) -> _Number:
+        # the next base is float or int, whose __new__ takes the text
+        number = super().__new__(cls, text)  # type: ignore[call-arg]
         number.written = text
         return number
 
 
-class WrittenInt(int):
-    """An integer that keeps the text the file wrote it as."""
+class WrittenFloat(_KeepsText, float):
+    """A float that keeps its text."""
 
-    written: str
 
-    def __new__(cls, text: str) -> WrittenInt:
-        number = super().__new__(cls, text)
-        number.written = text
-        return number
+class WrittenInt(_KeepsText, int):
+    """An integer that keeps its text."""
 
 
 def written(value: Any) -> str:

@@ -158,6 +158,9 @@ WINDOW = {
     "not_stated": "window not stated",
 }
 
+# Qualifiers shown as the record names them, after these words
+NAMED_AS = (("benchmark", "on "), ("part", "part: "), ("device", "device: "))
+
 
 def _qualifiers(metric: Mapping[str, Any]) -> str:
     """How to read a metric: what a hit rate counts, the scope, the benchmark, the baseline."""
@@ -168,12 +171,7 @@ def _qualifiers(metric: Mapping[str, Any]) -> str:
         parts += [COUNTED_IN.get(counted_in, counted_in), WINDOW.get(window, window)]
     if metric.get("scope"):
         parts.append(metric["scope"].replace("_", " "))
-    if metric.get("benchmark"):
-        parts.append(f"on {metric['benchmark']}")
-    if metric.get("part"):
-        parts.append(f"part: {metric['part']}")
-    if metric.get("device"):
-        parts.append(f"device: {metric['device']}")
+    parts += [f"{words}{metric[key]}" for key, words in NAMED_AS if metric.get(key)]
     if metric.get("baseline_value") is not None:
         parts.append(f"without the technique {measured(metric['baseline_value'])}")
     spread = metric.get("spread")

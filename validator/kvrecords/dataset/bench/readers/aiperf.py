@@ -136,11 +136,9 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
             statistics, key, quantity, known.statistics, "std", not_imported
         )
     if prefix:
-        not_imported += [
-            summaries.skipped(name, value, "not a key of a profile export this reader knows")
-            for name, value in export.items()
-            if name not in SETTING_KEYS
-        ]
+        not_imported += summaries.other_entries(
+            export, "", SETTING_KEYS, "not a key of a profile export this reader knows"
+        )
     config = export.get("input_config")
     config = config if isinstance(config, dict) else {}
     concurrency, request_rate = _load(config)

@@ -108,11 +108,9 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
         raise BenchFileError("a GuideLLM report is an object with a list of benchmarks")
     if not report["benchmarks"]:
         raise BenchFileError("the report holds no benchmark", key="benchmarks")
-    file_level = [
-        summaries.skipped(name, value, "not a key of a GuideLLM report this reader knows")
-        for name, value in report.items()
-        if name not in REPORT_KEYS
-    ]
+    file_level = summaries.other_entries(
+        report, "", REPORT_KEYS, "not a key of a GuideLLM report this reader knows"
+    )
     spec = summaries.mapping_at(report, "config", "spec")
     model = summaries.text_or_none(summaries.mapping_at(spec, "backend").get("model"))
     prompt_tokens, output_tokens = _configured_lengths(spec)
@@ -142,11 +140,9 @@ def _run(
     if not isinstance(benchmark, dict) or not isinstance(benchmark.get("metrics"), dict):
         raise BenchFileError("a benchmark is an object with its metrics", key=key)
     not_imported = list(file_level)
-    not_imported += [
-        summaries.skipped(f"{key}.{name}", value, "not a key of a benchmark this reader knows")
-        for name, value in benchmark.items()
-        if name not in BENCHMARK_KEYS
-    ]
+    not_imported += summaries.other_entries(
+        benchmark, f"{key}.", BENCHMARK_KEYS, "not a key of a benchmark this reader knows"
+    )
     metrics = benchmark["metrics"]
     figures = []
     for name, value in metrics.items():

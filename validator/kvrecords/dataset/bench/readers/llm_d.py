@@ -171,25 +171,15 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
 def _other_sections(report: dict[str, Any]) -> list[str]:
     """The parts of a report that hold figures this reader does not take."""
     why = "only the aggregate request performance is read"
-    found = [
-        summaries.skipped(name, value, "not a section of version 0.2")
-        for name, value in report.items()
-        if name not in ("version", "run", "scenario", "results")
-    ]
+    sections = ("version", "run", "scenario", "results")
+    found = summaries.other_entries(report, "", sections, "not a section of version 0.2")
     results = report.get("results")
     if isinstance(results, dict):
-        found += [
-            summaries.skipped(f"results.{name}", value, why)
-            for name, value in results.items()
-            if name != "request_performance"
-        ]
+        found += summaries.other_entries(results, "results.", ("request_performance",), why)
         performance = results.get("request_performance")
         if isinstance(performance, dict):
-            found += [
-                summaries.skipped(f"results.request_performance.{name}", value, why)
-                for name, value in performance.items()
-                if name != "aggregate"
-            ]
+            where = "results.request_performance."
+            found += summaries.other_entries(performance, where, ("aggregate",), why)
     return found
 
 

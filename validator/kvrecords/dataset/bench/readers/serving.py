@@ -1,12 +1,14 @@
 """What vLLM's and SGLang's serving benchmarks share: per-request latencies summarised as
 ``<statistic>_<name>_ms`` keys (``mean_ttft_ms``, ``median_itl_ms``, ``std_tpot_ms``,
-``p99_e2el_ms``), all in milliseconds like the metrics they map to, and run-wide throughputs.
+``p99_e2el_ms``), all in milliseconds like the metrics they map to, and run-wide throughputs;
+one table of them, with each tool's name for each figure.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from typing import NamedTuple
 
 from kvrecords.dataset.bench import BenchFigure
 from kvrecords.dataset.bench.entry import Entry
@@ -63,16 +65,52 @@ def concurrency(entry: Entry, key: str = "max_concurrency") -> int | None:
     return value
 
 
-Rate = tuple[str, str, str]  # (key, metric, statistic)
+# The figures both tools give, each under (vLLM's name, SGLang's name); None where the tool
+# writes none. A latency's name is the <name> of its <statistic>_<name>_ms keys.
+LATENCY_NAMES = {
+    "ttft_ms": ("ttft", "ttft"),
+    "tpot_ms": ("tpot", "tpot"),
+    "itl_ms": ("itl", "itl"),
+    "e2e_latency_ms": ("e2el", "e2e_latency"),
+}
+RATE_KEYS = (  # run-wide rates: (metric, statistic, names)
+    ("requests_per_s", "single", ("request_throughput", "request_throughput")),
+    ("goodput_requests_per_s", "single", ("request_goodput", None)),
+    ("input_tokens_per_s", "single", ("input_throughput", "input_throughput")),
+    ("output_tokens_per_s", "single", ("output_throughput", "output_throughput")),
+    ("total_tokens_per_s", "single", ("total_token_throughput", "total_throughput")),
+    # the peak one-second window
+    ("output_tokens_per_s", "max", ("max_output_tokens_per_s", "max_output_tokens_per_s")),
+)
 
 
-def run_figures(
-    entry: Entry, latencies: dict[str, str], rates: tuple[Rate, ...]
-) -> list[BenchFigure]:
-    """The figures a serving benchmark gives for a run: latencies, run-wide rates (token rates
-    over the whole run: aggregate), the prompt and output token totals, the run's duration."""
-    figures = latency_figures(entry, latencies)
-    for key, metric, statistic in rates:
+class Keys(NamedTuple):
+    """One tool's names for the figures of ``LATENCY_NAMES`` and ``RATE_KEYS``."""
+
+    latencies: dict[str, str]  # the <name> of <statistic>_<name>_ms keys -> metric
+    rates: tuple[tuple[str, str, str], ...]  # (key, metric, statistic)
+
+
+def _keys(tool: int) -> Keys:
+    """The names in place ``tool`` of each row (0 vLLM, 1 SGLang)."""
+    latencies = {names[tool]: metric for metric, names in LATENCY_NAMES.items()}
+    rates = tuple(
+        (key, metric, statistic)
+        for metric, statistic, names in RATE_KEYS
+        if (key := names[tool]) is not None
+    )
+    return Keys(latencies, rates)
+
+
+VLLM, SGLANG = _keys(0), _keys(1)
+
+
+def run_figures(entry: Entry, keys: Keys) -> list[BenchFigure]:
+    """The figures a serving benchmark gives for a run, under the tool's ``keys``: latencies,
+    run-wide rates (token rates over the whole run: aggregate), the prompt and output token
+    totals, the run's duration."""
+    figures = latency_figures(entry, keys.latencies)
+    for key, metric, statistic in keys.rates:
         scope = "aggregate" if metric.endswith("tokens_per_s") else None
         figures.append(entry.figure(key, metric, statistic, scope=scope))
     figures.append(entry.figure("total_input_tokens", "prompt_tokens", "total"))

@@ -22,14 +22,6 @@ from kvrecords.dataset.bench.entry import Entry
 from kvrecords.dataset.bench.readers import serving
 
 TOOL = "sglang-bench-serving"
-LATENCIES = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2e_latency": "e2e_latency_ms"}
-RATES = (
-    ("request_throughput", "requests_per_s", "single"),
-    ("input_throughput", "input_tokens_per_s", "single"),
-    ("output_throughput", "output_tokens_per_s", "single"),
-    ("total_throughput", "total_tokens_per_s", "single"),
-    ("max_output_tokens_per_s", "output_tokens_per_s", "max"),
-)
 SETTINGS = (
     "backend",
     "dataset_name",
@@ -65,7 +57,7 @@ def _run(entry: Entry, file_name: str) -> BenchRun:
     entry.require("sglang.bench_serving", "backend", "completed")
     if not any(key.endswith("_e2e_latency_ms") for key in entry.values):
         entry.require("sglang.bench_serving", "mean_e2e_latency_ms")
-    figures = serving.run_figures(entry, LATENCIES, RATES)
+    figures = serving.run_figures(entry, serving.SGLANG)
     accepted = entry.figure("accept_length", "acceptance_length", "mean")
     if accepted is not None:
         figures.append(accepted)

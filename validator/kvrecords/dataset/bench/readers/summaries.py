@@ -9,7 +9,7 @@ readers differ only in the statistic names and where the mapping stands, which t
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from decimal import Decimal
 from typing import Any, NamedTuple
 
@@ -125,6 +125,15 @@ def skipped(key: str, value: Any, why: str) -> str:
     if isinstance(value, dict | list) or value is None:
         return f"{key} ({why})"
     return f"{key} = {written(value)[:40]} ({why})"
+
+
+def other_entries(
+    section: dict[str, Any], prefix: str, read: Container[str], why: str
+) -> list[str]:
+    """A ``not_imported`` entry for each entry of ``section`` (at ``prefix``) not in ``read``."""
+    return [
+        skipped(prefix + name, value, why) for name, value in section.items() if name not in read
+    ]
 
 
 def skipped_key(entry: str) -> str:

@@ -26,16 +26,6 @@ from kvrecords.dataset.bench.entry import Entry
 from kvrecords.dataset.bench.readers import serving
 
 TOOL = "vllm-bench-serve"
-LATENCIES = {"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2el": "e2e_latency_ms"}
-# run-wide rates: (key, metric, statistic)
-RATES = (
-    ("request_throughput", "requests_per_s", "single"),
-    ("request_goodput", "goodput_requests_per_s", "single"),
-    ("input_throughput", "input_tokens_per_s", "single"),
-    ("output_throughput", "output_tokens_per_s", "single"),
-    ("total_token_throughput", "total_tokens_per_s", "single"),
-    ("max_output_tokens_per_s", "output_tokens_per_s", "max"),  # the peak one-second window
-)
 PER_REQUEST = ("ttfts", "itls", "generated_texts", "errors", "start_times", "latencies")
 SETTINGS = ("burstiness", "num_prompts", "endpoint_type", "backend", "best_of", "use_beam_search")
 
@@ -70,7 +60,7 @@ def read(raw: bytes, file_name: str) -> list[BenchRun]:
 def _run(entry: Entry, file_name: str) -> BenchRun:
     if not entry.has("tokenizer_id"):  # every release writes model_id and tokenizer_id
         entry.require("vllm bench serve", "model_id")
-    figures = serving.run_figures(entry, LATENCIES, RATES)
+    figures = serving.run_figures(entry, serving.VLLM)
     rate, cap = serving.request_rate(entry), serving.concurrency(entry)
     failed = entry.count("failed")
     if failed:
