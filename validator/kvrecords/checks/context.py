@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -18,14 +17,21 @@ from kvrecords.problems import Problem, Rule
 ModelLookup = Callable[[str], Model | None]
 
 
-@dataclass(frozen=True)
 class RecordContext:
-    """A schema-valid record and the model it links (already checked)."""
+    """A schema-valid record and the model it links (already checked). A plain class: a
+    dataclass would import inspect on the one-file validate path (tests/test_import_budget)."""
 
-    document: Document
-    model: Model
-    model_display: str  # "models/<id>", as messages name the model
-    model_ids: frozenset[str] = frozenset()  # every model file's id, for the text's names
+    def __init__(
+        self,
+        document: Document,
+        model: Model,
+        model_display: str,  # "models/<id>", as messages name the model
+        model_ids: frozenset[str] = frozenset(),  # every model file's id, for the text's names
+    ) -> None:
+        self.document = document
+        self.model = model
+        self.model_display = model_display
+        self.model_ids = model_ids
 
     @property
     def data(self) -> dict[str, Any]:
