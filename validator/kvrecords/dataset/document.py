@@ -251,7 +251,7 @@ def parse_document(raw: bytes, display_path: str) -> Document | list[Problem]:
                 f"byte 0x{raw[error.start]:02x} is not UTF-8; save the file as UTF-8",
             )
         ]
-    odd_break = _ODD_BREAK.search(text)
+    odd_break = None if text.isascii() else _ODD_BREAK.search(text)  # all three are non-ASCII
     if odd_break is not None:
         return [_odd_break_problem(text, odd_break.start(), display_path)]
     try:
