@@ -48,6 +48,13 @@ def test_ratios_and_number_words_are_read() -> None:
     assert 5 in {n.number for n in quoted_numbers("roughly five times higher")}
 
 
+def test_number_words_are_read_in_any_case_and_not_inside_other_words() -> None:
+    assert [n.number for n in quoted_numbers("TWICE as many, Half the rest")] == [2, Fraction(1, 2)]
+    assert quoted_numbers("often, attention, someone, two3") == []
+    # U+0130 folds to "i" case-blind but lowers to two characters: read, never a crash
+    assert [n.number for n in quoted_numbers("f\u0130ve times")] == [5]
+
+
 def test_half_of_the_last_written_digit_is_the_tolerance() -> None:
     (number,) = quoted_numbers("2.30 s")
     assert number.half_step == Fraction(5, 1000)  # 2.30 allows [2.295, 2.305)

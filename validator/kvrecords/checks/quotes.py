@@ -63,6 +63,8 @@ _NUMBER_WORDS = {word: Fraction(value) for value, word in enumerate(_SMALL_NUMBE
     "half": Fraction(1, 2),
 }
 _WORD = re.compile(rf"\b({'|'.join(_NUMBER_WORDS)})\b", re.IGNORECASE)
+_ASCII_WORD = re.compile(r"\w+", re.ASCII)
+_SPACED_GROUP = re.compile(r"\d \d")
 _DECIMAL_COMMA = re.compile(r"\d+,\d{1,2}")  # 256,00: a decimal comma, not thousands
 _RATIO = re.compile(r"(?<![\w.])(\d+)\s?/\s?(\d+)(?![\w.])")
 _MULTIPLIERS = {
@@ -171,7 +173,9 @@ def quoted_numbers(quote: str) -> list[QuotedNumber]:
     16,178 or 16 and 178; ``256,00`` is 256.00); a ratio ``30/30`` is also read as its value,
     and the small numbers written as words (``five times``, ``twice``). Nothing is evaluated."""
     found = []
-    for pattern in _QUOTED_NUMBERS:
+    # the spaced reading needs a digit, a space and a digit; most quotes have none
+    patterns = _QUOTED_NUMBERS if _SPACED_GROUP.search(quote) else _QUOTED_NUMBERS[:1]
+    for pattern in patterns:
         for match in pattern.finditer(quote):
             digits, unit = match[1], match[2] or ""
             unit = "%" if unit == "percent" else unit
@@ -185,13 +189,34 @@ def quoted_numbers(quote: str) -> list[QuotedNumber]:
                     int(whole + decimals), len(decimals), int(exponent or 0), unit, match.start()
                 )
             )
-    for match in _WORD.finditer(quote):
-        value = _NUMBER_WORDS[match[1].lower()]
-        found.append(QuotedNumber(value.numerator, 0, 0, "", match.start(), value.denominator or 1))
-    for match in _RATIO.finditer(quote):
+    for start, value in _number_words(quote):
+        found.append(QuotedNumber(value.numerator, 0, 0, "", start, value.denominator or 1))
+    for match in _RATIO.finditer(quote) if "/" in quote else ():
         if int(match[2]):
             found.append(QuotedNumber(int(match[1]), 0, 0, "", match.start(), int(match[2])))
     return found
+
+
+def _number_words(quote: str) -> Iterator[tuple[int, Fraction]]:
+    """Where the small numbers written as words stand, and their values. In ASCII text a word
+    is a run of [A-Za-z0-9_] and its lower case is exact, so each word is looked up: a
+    case-blind pattern of alternatives would be tried at every position of the quote. Other
+    text is matched case-blind, as Unicode's simple case folding has it (``fİve``)."""
+    if quote.isascii():
+        for word in _ASCII_WORD.finditer(quote):
+            value = _NUMBER_WORDS.get(word[0].lower())
+            if value is not None:
+                yield word.start(), value
+        return
+    for match in _WORD.finditer(quote):
+        yield (
+            match.start(),
+            next(
+                value
+                for word, value in _NUMBER_WORDS.items()
+                if re.fullmatch(word, match[1], re.IGNORECASE)
+            ),
+        )
 
 
 def check_quotes(record: RecordContext) -> Iterator[Problem]:
