@@ -3,6 +3,9 @@
 Every figure a source measured stands in a run's ``metrics``; these checks hold each to the
 vocabulary and to what any run can measure, tie the record's card to its headline run, and
 recompute every comparison (checks/derivations.py recomputes what a run derives).
+
+About 640 lines on purpose: the metric checks and the comparisons read the same value bounds
+and statistics of a metric, which a split would leave each half importing from the other.
 """
 
 from __future__ import annotations

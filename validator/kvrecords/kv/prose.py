@@ -1,6 +1,6 @@
 """Arithmetic claims in prose: ``16 layers x 4 kv heads x 256 head_dim x 2 (K+V) x 2 bytes = 65,536 B/token``.
 
-About 930 lines on purpose: one small grammar (tokens, parser, evaluation, precision, the
+About 1,000 lines on purpose: one small grammar (tokens, parser, evaluation, precision, the
 figures it reads) whose parts share the token types; no part is used alone. Ratios said in
 words (``twice``, ``half of``) live in ``kv/prose_words.py``, on the figures read here.
 

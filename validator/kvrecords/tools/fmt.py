@@ -1,6 +1,6 @@
 """Canonical formatting of dataset files (``kvrecords fmt``), through ruamel.yaml's round trip.
 
-One module of about 950 lines on purpose: reading, rebuilding, laying comments back and the
+One module of about 1,000 lines on purpose: reading, rebuilding, laying comments back and the
 guard are one contract that shares private types (the anchored comments, the builder's string
 styles); as separate modules they would be a public API nobody else uses.
 

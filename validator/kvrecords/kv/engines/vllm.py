@@ -1,6 +1,6 @@
 """vLLM (V1 engine): the pages one request holds, and the figures vLLM prints at start-up.
 
-One module of about 1,100 lines on purpose: the release table and the page rules it switches
+One module of about 1,200 lines on purpose: the release table and the page rules it switches
 read each other (a rule names the release it starts in, a row names the rules it changes), so
 splitting them would leave each half pointing into the other.
 

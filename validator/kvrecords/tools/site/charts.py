@@ -1,6 +1,6 @@
 """Charts drawn by hand as inline SVG: axes on log and linear scales, one function per chart.
 
-About 630 lines on purpose: the charts share their axes, scales and escaping helpers.
+About 700 lines on purpose: the charts share their axes, scales and escaping helpers.
 
 Every piece of SVG is built with ``Markup.format``, which escapes each value it inserts, so a
 label from the dataset can never become markup. A chart function takes plain figures (labels,
