@@ -524,6 +524,22 @@ def test_the_prose_scan_does_work_linear_in_the_text(pieces: list[str], repeats:
     assert len(scanned.claims) + len(scanned.unreadable) <= work.tokens
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([*ADVERSARIAL_PROSE, ". ", ".\n", "3. ", "= 9.16. "]), max_size=30))
+def test_scanning_sentence_by_sentence_finds_what_one_pass_over_the_text_finds(
+    pieces: list[str],
+) -> None:
+    text = "".join(pieces)
+    whole = prose._Scan(text, None)
+    if prose._may_hold_arithmetic(text):
+        whole.run(0, len(text))
+    scanned = prose.scan(text)
+    assert scanned.claims == whole.claims
+    assert scanned.unreadable == whole.unreadable
+    tokens = list(prose._TOKEN_RE.finditer(text))
+    assert scanned.per_token == prose._per_token(text, tokens)
+
+
 @settings(max_examples=8, deadline=None)
 @given(st.lists(st.sampled_from(ADVERSARIAL_PROSE), min_size=1, max_size=12))
 def test_the_prose_scan_of_text_up_to_the_size_cap_takes_seconds_not_minutes(
