@@ -25,9 +25,10 @@ release, the block size, the KV and state dtypes, max_num_batched_tokens, prefix
 whether the hybrid allocator ran, pipeline stages up to one per device) is read every way it
 can be (the favourable reading): a figure that no reading gives is an error. Speculative
 decoding adds a state page per drafted token from 0.15.0: a record that mentions none is read
-as drafting none; one that mentions it without the count leaves the low side open. What cannot be checked is listed by ``kvrecords explain``
-under "Not checked": a line without its 'for N tokens per request', a run that printed no pool,
-another engine, a reading the engine model does not cover.
+as drafting none; one that mentions it without the count leaves the low side open. What cannot
+be checked is listed by ``kvrecords explain`` under "Not checked": a line without its 'for N
+tokens per request', a run that printed no pool, another engine, a reading the engine model
+does not cover.
 """
 
 from __future__ import annotations
