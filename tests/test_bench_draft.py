@@ -9,21 +9,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_files import (
+    LLAMA_CSV,
+    LLAMA_JSON,
+    LLAMA_LOG,
+    SGLANG,
+    SGLANG_ONE_RUN,
+    VLLM,
+    VLLM_CONC4,
+    VLLM_CONC8,
+)
 
 from conftest import copy_dataset, run_cli
 from kvrecords.dataset.document import Document, parse_document
 from kvrecords.problems import Problem
 from kvrecords.runner.validate import validate
-
-BENCH = Path(__file__).parent / "fixtures" / "bench"
-VLLM = BENCH / "vllm" / "llm-d-llama-3.2-3b-l40s-results.json"
-VLLM_CONC4 = BENCH / "vllm" / "gpt-oss-120b-disagg-conc4.json"
-VLLM_CONC8 = BENCH / "vllm" / "gpt-oss-120b-disagg-conc8.json"
-SGLANG = BENCH / "sglang" / "llama-3.3-70b-h200-online.jsonl"
-SGLANG_ONE = BENCH / "sglang" / "deepseek-v2-dp-attention-h200.jsonl"
-LLAMA_JSON = BENCH / "llama-bench" / "qwen2.5-7b-q4km-rtx4080-b5163.json"
-LLAMA_CSV = BENCH / "llama-bench" / "qwen2.5-7b-q4km-rtx4080-b5163.csv"
-LLAMA_LOG = Path(__file__).parent / "fixtures" / "llamacpp" / "qwen2.5-7b-instruct.log"
 
 
 @pytest.fixture
@@ -135,7 +135,7 @@ def test_two_files_with_a_baseline_give_two_runs(dataset: Path) -> None:
 
 
 def test_a_one_run_file_of_sglang_with_its_infinity(dataset: Path) -> None:
-    _, data = drafted(dataset, "--from-bench", str(SGLANG_ONE), "--model", "deepseek-v2")
+    _, data = drafted(dataset, "--from-bench", str(SGLANG_ONE_RUN), "--model", "deepseek-v2")
     (run,) = data["runs"]
     assert run["request_rate"] == "inf"
     assert (run["context_tokens"], run["output_tokens"]) == (1, 512)
@@ -307,7 +307,9 @@ def test_a_log_without_a_cache_line_is_refused(dataset: Path, tmp_path: Path) ->
 
 def test_runs_of_another_engine_or_model_say_so(dataset: Path) -> None:
     """An SGLang file beside a vLLM file: each run keeps its engine and its model."""
-    _, data = drafted(dataset, "--from-bench", str(VLLM_CONC4), str(SGLANG_ONE), "--engine", "vllm")
+    _, data = drafted(
+        dataset, "--from-bench", str(VLLM_CONC4), str(SGLANG_ONE_RUN), "--engine", "vllm"
+    )
     vllm_run, sglang_run = data["runs"]
     assert data["model"] == "gpt-oss-120b" and data["methodology"]["engine"]["name"] == "vllm"
     assert "engine" not in vllm_run and "model" not in vllm_run

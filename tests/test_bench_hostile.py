@@ -9,16 +9,10 @@ import time
 from pathlib import Path
 
 import pytest
+from bench_files import LLAMA_CSV, LLAMA_JSON, SGLANG, VLLM, VLLM_CONC4
 
 from conftest import copy_dataset, run_cli
 from kvrecords.dataset.bench import MAX_BENCH_BYTES, read_bench_file
-
-BENCH = Path(__file__).parent / "fixtures" / "bench"
-VLLM = BENCH / "vllm" / "llm-d-llama-3.2-3b-l40s-results.json"
-LLAMA_JSON = BENCH / "llama-bench" / "qwen2.5-7b-q4km-rtx4080-b5163.json"
-LLAMA_CSV = BENCH / "llama-bench" / "qwen2.5-7b-q4km-rtx4080-b5163.csv"
-SGLANG = BENCH / "sglang" / "llama-3.3-70b-h200-online.jsonl"
-VLLM_CONC4 = BENCH / "vllm" / "gpt-oss-120b-disagg-conc4.json"
 
 
 @pytest.fixture

@@ -10,6 +10,15 @@ import re
 from pathlib import Path
 
 import pytest
+from bench_files import (
+    LLAMA_CSV,
+    LLAMA_JSON,
+    LLAMA_JSONL,
+    SGLANG,
+    SGLANG_ONE_RUN,
+    VLLM,
+    VLLM_CONC4,
+)
 
 from kvrecords.dataset.bench import (
     BenchRun,
@@ -23,15 +32,6 @@ from kvrecords.dataset.bench import (
     written,
 )
 from kvrecords.dataset.bench.readers.summaries import other_entries
-
-BENCH = Path(__file__).parent / "fixtures" / "bench"
-VLLM = BENCH / "vllm" / "llm-d-llama-3.2-3b-l40s-results.json"
-VLLM_CONC4 = BENCH / "vllm" / "gpt-oss-120b-disagg-conc4.json"
-SGLANG = BENCH / "sglang" / "llama-3.3-70b-h200-online.jsonl"
-SGLANG_INF = BENCH / "sglang" / "deepseek-v2-dp-attention-h200.jsonl"
-LLAMA_JSON = BENCH / "llama-bench" / "qwen2.5-7b-q4km-rtx4080-b5163.json"
-LLAMA_JSONL = BENCH / "llama-bench" / "qwen2.5-7b-q4km-rtx4080-b5163.jsonl"
-LLAMA_CSV = BENCH / "llama-bench" / "qwen2.5-7b-q4km-rtx4080-b5163.csv"
 
 
 def figures(run: BenchRun) -> dict[tuple[str, str], tuple[float, float | None]]:
@@ -110,7 +110,9 @@ def test_vllm_lists_every_key_it_does_not_import() -> None:
     }
 
 
-@pytest.mark.parametrize("path", [VLLM, VLLM_CONC4, SGLANG, SGLANG_INF, LLAMA_JSON, LLAMA_JSONL])
+@pytest.mark.parametrize(
+    "path", [VLLM, VLLM_CONC4, SGLANG, SGLANG_ONE_RUN, LLAMA_JSON, LLAMA_JSONL]
+)
 def test_every_key_of_every_entry_is_imported_or_listed(path: Path) -> None:
     """No key of a real file disappears: each is a figure's key, a setting, or not imported."""
     text = path.read_text(encoding="utf-8")
@@ -162,7 +164,7 @@ def test_sglang_the_first_run_holds_every_figure_of_line_1() -> None:
 
 
 def test_sglang_infinity_is_a_request_rate_of_inf_and_range_ratio_1_fixes_the_lengths() -> None:
-    (run,) = read_bench_file(SGLANG_INF)
+    (run,) = read_bench_file(SGLANG_ONE_RUN)
     assert run.request_rate == math.inf
     assert (run.input_tokens, run.output_tokens, run.num_requests) == (1, 512, 10000)
     assert figures(run)[("ttft_ms", "median")] == (10014.104524045251, None)
@@ -232,7 +234,7 @@ def test_llama_bench_depth_and_differing_settings_name_the_runs(tmp_path: Path) 
         (VLLM, "vllm-bench-serve"),
         (VLLM_CONC4, "vllm-bench-serve"),
         (SGLANG, "sglang-bench-serving"),
-        (SGLANG_INF, "sglang-bench-serving"),
+        (SGLANG_ONE_RUN, "sglang-bench-serving"),
         (LLAMA_JSON, "llama-bench"),
         (LLAMA_JSONL, "llama-bench"),
         (LLAMA_CSV, "llama-bench"),
